@@ -1,0 +1,31 @@
+{#- Lint-time stand-ins for the project's macros (sqlfluff's jinja templater has no dbt adapter,
+    no run_query and no `modules`). Each renders SQL of the same shape as the real macro. -#}
+{% macro late_data_time_bucket(timestamp_expression, size_seconds) -%}
+    timestamp_seconds(floor(unix_seconds({{ timestamp_expression }}) / {{ size_seconds }}) * {{ size_seconds }})
+{%- endmacro %}
+{% macro late_data_add_seconds(timestamp_expression, seconds) -%}
+    {{ timestamp_expression }} + interval {{ seconds }} second
+{%- endmacro %}
+{% macro late_data_timestamp_literal(moment) -%}timestamp'2026-01-01 00:00:00'{%- endmacro %}
+{% macro late_data_run_time() -%}timestamp'2026-01-01 01:00:10'{%- endmacro %}
+{% macro late_data_checked_from(target) -%}timestamp'2026-01-01 00:00:00'{%- endmacro %}
+{% macro late_data_last_run_time(target) -%}{{ return(none) }}{%- endmacro %}
+{% macro late_data_counts_as_of(run_time) -%}
+    (ingested_at <= least({{ run_time }}, final_at) and coalesce(superseded_at > least({{ run_time }}, final_at), true))
+{%- endmacro %}
+{% macro late_data_exact_sum(column) -%}sum(cast({{ column }} as decimal(28, 9))){%- endmacro %}
+{% macro late_data_digest(columns) -%}sum(cast(xxhash64({{ columns | join(', ') }}) as decimal(38, 0))){%- endmacro %}
+{% macro late_data_changed_partitions(fresh, stored, key_columns, checksum_columns, partition_column='partition_start') -%}
+    select distinct coalesce(fresh.{{ partition_column }}, stored.{{ partition_column }}) as {{ partition_column }}
+    from {{ fresh }} as fresh
+    full outer join {{ stored }} as stored on fresh.{{ key_columns[0] }} = stored.{{ key_columns[0] }}
+    where not fresh.{{ checksum_columns[0] }} <=> stored.{{ checksum_columns[0] }}
+{%- endmacro %}
+{% macro var(name, default=none) -%}
+    {{- return({
+        'window_size_seconds': 60,
+        'late_window_seconds': 3600,
+        'partition_size_seconds': 3600,
+        'raw_schema': 'raw',
+    }.get(name, default)) -}}
+{%- endmacro %}

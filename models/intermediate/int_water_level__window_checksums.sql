@@ -1,0 +1,30 @@
+{{ config(materialized='ephemeral') }}
+
+{#- Ephemeral: it depends on the run time, so it is inlined into each run's query instead of
+    being kept as a view that could go stale. -#}
+
+with
+
+counted_readings as (
+
+    select *
+    from {{ ref('int_water_level_readings__windowed') }}
+    where {{ late_data_counts_as_of(late_data_run_time()) }}
+
+),
+
+window_checksums as (
+
+    select
+        window_start,
+        location,
+        partition_start,
+        count(*) as reading_count,
+        {{ late_data_exact_sum('reading_value') }} as value_sum,
+        {{ late_data_digest(['event_id', 'event_time', 'reading_value']) }} as readings_digest
+    from counted_readings
+    group by window_start, location, partition_start
+
+)
+
+select * from window_checksums

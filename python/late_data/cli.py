@@ -1,0 +1,135 @@
+"""The `late-data` command: generate, schedule, check and demo, in one warm process."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from datetime import datetime, timedelta
+
+from late_data.dbt_project import DbtInvocationError, DbtProject
+from late_data.environment import SetupError, prepare_environment
+from late_data.generator import LATENESS_PROFILES, Scenario, generate
+from late_data.oracle import WindowSettings, compare_window_means
+from late_data.pipeline import run_real_clock, run_simulated
+from late_data.raw_tables import ensure_water_level_table
+
+log = logging.getLogger("late_data")
+
+
+def parse_time(text: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text.removesuffix("Z")).replace(tzinfo=None)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time: use 'YYYY-MM-DD HH:MM:SS' (UTC)") from None
+
+
+def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
+    defaults = Scenario()
+    parser.add_argument("--locations", type=int, default=defaults.locations)
+    parser.add_argument("--reading-interval", type=int, default=defaults.reading_interval_seconds, help="seconds")
+    parser.add_argument("--late-share", type=float, default=defaults.late_share)
+    parser.add_argument("--lateness", choices=LATENESS_PROFILES, default=defaults.lateness)
+    parser.add_argument("--max-lateness", type=int, default=defaults.max_lateness_seconds, help="seconds")
+    parser.add_argument("--correction-share", type=float, default=defaults.correction_share)
+    parser.add_argument("--moved-correction-share", type=float, default=defaults.moved_correction_share)
+    parser.add_argument("--too-late-share", type=float, default=defaults.too_late_share)
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--origin", type=parse_time, required=True, help="first tick of the scenario (UTC)")
+
+
+def scenario_from(args: argparse.Namespace) -> Scenario:
+    return Scenario(
+        locations=args.locations,
+        reading_interval_seconds=args.reading_interval,
+        late_share=args.late_share,
+        lateness=args.lateness,
+        max_lateness_seconds=args.max_lateness,
+        correction_share=args.correction_share,
+        moved_correction_share=args.moved_correction_share,
+        too_late_share=args.too_late_share,
+        seed=args.seed,
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="late-data", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    generate_command = commands.add_parser("generate", help="append the scenario's rows for [start, end)")
+    add_scenario_arguments(generate_command)
+    generate_command.add_argument("--start", type=parse_time, required=True)
+    generate_command.add_argument("--end", type=parse_time, required=True)
+
+    schedule = commands.add_parser("schedule", help="run the pipeline on a schedule in one warm process")
+    schedule.add_argument("--clock", choices=("real", "simulated"), default="real")
+    schedule.add_argument("--interval", type=int, default=60, help="seconds between runs")
+    schedule.add_argument("--offset", type=int, default=10, help="seconds after the interval boundary")
+    schedule.add_argument("--runs", type=int, default=None, help="real clock: stop after this many runs")
+    schedule.add_argument("--end", type=parse_time, help="simulated clock: last run time")
+    add_scenario_arguments(schedule)
+    schedule.add_argument("--no-generate", action="store_true", help="real clock: do not feed generated data")
+
+    check = commands.add_parser("check", help="compare every window with a from-scratch recomputation")
+    check.add_argument("--run-time", type=parse_time, required=True)
+
+    demo = commands.add_parser("demo", help="2 hours of the scenario on a simulated clock, then the oracle")
+    demo.add_argument("--hours", type=float, default=2.0)
+    demo.add_argument("--interval", type=int, default=300, help="seconds between simulated runs")
+    demo.add_argument("--offset", type=int, default=10)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    for noisy in ("py4j", "pyspark"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    try:
+        project = DbtProject(prepare_environment())
+        return dispatch(args, project)
+    except (SetupError, DbtInvocationError, ValueError) as error:
+        print(f"late-data: {error}", file=sys.stderr)
+        return 2
+
+
+def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
+    from late_data.demo import run_demo
+
+    if args.command == "demo":
+        mismatched = run_demo(project, args.hours, timedelta(seconds=args.interval), timedelta(seconds=args.offset))
+        return 1 if mismatched else 0
+    raw_table = ensure_water_level_table(project.spark, project.raw_schema(), project.environment.table_format)
+    if args.command == "generate":
+        rows = generate(project.spark, raw_table, scenario_from(args), args.origin, args.start, args.end)
+        log.info("appended %d rows to %s", rows, raw_table)
+        return 0
+    if args.command == "check":
+        comparison = compare_window_means(
+            project.spark, raw_table, f"{project.target_schema()}.water_level_window_means", args.run_time,
+            WindowSettings(),
+        )
+        print(f"check: {comparison.windows_checked} windows checked, {comparison.mismatched} mismatched")
+        return 1 if comparison.mismatched else 0
+    interval, offset = timedelta(seconds=args.interval), timedelta(seconds=args.offset)
+    scenario = scenario_from(args)
+    if args.clock == "simulated":
+        if args.end is None:
+            raise ValueError("--clock simulated needs --end")
+        run_simulated(project, raw_table, scenario, args.origin, args.end, interval, offset)
+        return 0
+    fed_until = [args.origin]
+
+    def feed(run_time: datetime) -> None:
+        generate(project.spark, raw_table, scenario, args.origin, fed_until[0], run_time)
+        fed_until[0] = run_time
+
+    run_real_clock(project, interval, offset, args.runs, None if args.no_generate else feed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""Deterministic generator for the water-level scenario (a public InfluxDB how-to's scenario).
+
+Every `reading_interval_seconds` each location writes one on-time reading and, with probability
+`late_share`, one late reading whose event time lies up to `max_lateness_seconds` in the past.
+Optionally it also writes corrections of earlier readings (same event_id, new value, sometimes a
+moved event time) and readings later than the late window. Every random draw is a hash of
+(seed, tick, location, purpose), so the data does not depend on how time is cut into batches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+LATENESS_PROFILES = ("uniform", "long_tail")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    locations: int = 100
+    reading_interval_seconds: int = 10
+    late_share: float = 1.0
+    lateness: str = "uniform"
+    max_lateness_seconds: int = 3600
+    correction_share: float = 0.0
+    moved_correction_share: float = 0.0
+    too_late_share: float = 0.0
+    late_window_seconds: int = 3600
+    window_size_seconds: int = 60
+    seed: int = 42
+
+    def __post_init__(self) -> None:
+        if self.lateness not in LATENESS_PROFILES:
+            raise ValueError(f"lateness must be one of {LATENESS_PROFILES}, not {self.lateness!r}")
+        for name in ("late_share", "correction_share", "moved_correction_share", "too_late_share"):
+            share = getattr(self, name)
+            if not 0.0 <= share <= 1.0:
+                raise ValueError(f"{name} must lie in [0, 1], not {share}")
+        if self.locations < 1 or self.reading_interval_seconds < 1:
+            raise ValueError("locations and reading_interval_seconds must be positive")
+
+
+def epoch_seconds(moment: datetime) -> int:
+    return int(moment.replace(tzinfo=timezone.utc).timestamp())
+
+
+def _uniform(scenario: Scenario, purpose: str) -> str:
+    """SQL for a uniform draw in [0, 1) fixed by (seed, tick, location, purpose)."""
+    return (
+        f"((xxhash64({scenario.seed}, tick_epoch, location_index, '{purpose}') & 9007199254740991)"
+        " / 9007199254740992D)"
+    )
+
+
+def _level(epoch_expression: str) -> str:
+    """A smooth, location-specific water level, rounded to millimetres."""
+    return (
+        f"round(5 + (location_index % 17) * 0.25"
+        f" + 0.8 * sin({epoch_expression} / 1800.0 + location_index), 3)"
+    )
+
+
+def generate_sql(scenario: Scenario, origin: datetime, start: datetime, end: datetime) -> str:
+    """SQL for all rows the scenario writes in [start, end) (by tick); `origin` is the first tick ever."""
+    interval = scenario.reading_interval_seconds
+    first_tick = -(-epoch_seconds(start) // interval) * interval
+    last_tick = epoch_seconds(end) - 1
+    origin_epoch = epoch_seconds(origin)
+    u = lambda purpose: _uniform(scenario, purpose)  # noqa: E731 - a short local alias
+    if scenario.lateness == "uniform":
+        lateness = f"{u('lateness')} * {scenario.max_lateness_seconds}"
+    else:
+        lateness = f"pow({u('lateness')}, 6) * {scenario.max_lateness_seconds}"
+    delay_ms = f"cast({u('delay')} * {min(2, interval) * 1000} as bigint)"
+    ingested = f"timestamp_millis(tick_epoch * 1000 + {delay_ms})"
+    location = "concat('loc-', lpad(cast(location_index as string), 5, '0'))"
+    age_ticks = max(1, scenario.late_window_seconds // interval)
+    corrected_tick = f"(tick_epoch - (1 + floor({u('correction_age')} * {age_ticks})) * {interval})"
+    too_late_epoch = (
+        f"(tick_epoch - {scenario.late_window_seconds + scenario.window_size_seconds}"
+        f" - floor({u('too_late')} * {scenario.late_window_seconds}))"
+    )
+    return f"""
+with grid as (
+    select tick_epoch, location_index
+    from (select explode(sequence({first_tick}L, {last_tick}L, {interval}L)) as tick_epoch)
+    cross join (select id as location_index from range({scenario.locations}))
+    where {first_tick} <= {last_tick}
+),
+on_time as (
+    select concat('wl-', location_index, '-', tick_epoch) as event_id, {location} as location,
+        timestamp_seconds(tick_epoch) as event_time, {_level('tick_epoch')} as value,
+        {ingested} as ingested_at
+    from grid
+),
+late as (
+    select concat('wl-late-', location_index, '-', tick_epoch) as event_id, {location} as location,
+        timestamp_seconds(tick_epoch - {lateness}) as event_time,
+        {_level(f'(tick_epoch - {lateness})')} as value, {ingested} as ingested_at
+    from grid
+    where {u('is_late')} < {scenario.late_share}
+),
+corrections as (
+    select concat('wl-', location_index, '-', {corrected_tick}) as event_id, {location} as location,
+        timestamp_seconds({corrected_tick}
+            + if({u('moved')} < {scenario.moved_correction_share}, {scenario.window_size_seconds}, 0))
+            as event_time,
+        round({_level(corrected_tick)} + 0.05 + {u('correction')} * 0.5, 3) as value,
+        {ingested} as ingested_at
+    from grid
+    where {u('is_correction')} < {scenario.correction_share} and {corrected_tick} >= {origin_epoch}
+),
+too_late as (
+    select concat('wl-tl-', location_index, '-', tick_epoch) as event_id, {location} as location,
+        timestamp_seconds({too_late_epoch}) as event_time, {_level(too_late_epoch)} as value,
+        {ingested} as ingested_at
+    from grid
+    where {u('is_too_late')} < {scenario.too_late_share}
+)
+select * from on_time
+union all select * from late
+union all select * from corrections
+union all select * from too_late
+"""
+
+
+def generate(spark: Any, table: str, scenario: Scenario, origin: datetime, start: datetime, end: datetime) -> int:
+    """Append the scenario's rows for ticks in [start, end) to `table`; returns the row count."""
+    batch = spark.sql(generate_sql(scenario, origin, start, end)).cache()
+    try:
+        rows = batch.count()
+        batch.writeTo(table).append()
+    finally:
+        batch.unpersist()
+    return rows

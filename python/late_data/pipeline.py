@@ -1,0 +1,120 @@
+"""Scheduled runs of the dbt pipeline in one warm process: real clock or simulated clock."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Callable, Iterator
+
+from tqdm import tqdm
+
+from late_data.dbt_project import DbtProject, format_timestamp
+from late_data.generator import Scenario, generate
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RunReport:
+    run_time: datetime
+    windows_checked: int
+    partitions_rewritten: int
+    rows_written: int
+    seconds: float
+
+    def line(self) -> str:
+        return (
+            f"run_time={format_timestamp(self.run_time)} windows_checked={self.windows_checked}"
+            f" partitions_rewritten={self.partitions_rewritten} rows_written={self.rows_written}"
+            f" seconds={self.seconds:.2f}"
+        )
+
+
+def run_pipeline(project: DbtProject, run_time: datetime, command: str = "run") -> RunReport:
+    """One scheduled run: `dbt <command>` at run_time, summarised from the run audit table."""
+    started = time.perf_counter()
+    invocation = project.invoke([command], {"run_time": format_timestamp(run_time)})
+    seconds = time.perf_counter() - started
+    schema = project.target_schema()
+    audit = project.spark.sql(
+        f"""
+        select
+            coalesce(sum(windows_checked), 0) as windows_checked,
+            coalesce(sum(size(partitions_rewritten)), 0) as partitions_rewritten,
+            coalesce(sum(rows_written), 0) as rows_written
+        from {schema}.late_data_run_audit
+        where invocation_id = '{invocation.invocation_id}' and windows_checked is not null
+        """
+    ).first()
+    return RunReport(
+        run_time=run_time,
+        windows_checked=int(audit["windows_checked"]),
+        partitions_rewritten=int(audit["partitions_rewritten"]),
+        rows_written=int(audit["rows_written"]),
+        seconds=seconds,
+    )
+
+
+def schedule_times(start: datetime, end: datetime, interval: timedelta, offset: timedelta) -> Iterator[datetime]:
+    """Run times `offset` after each interval boundary in (start, end]."""
+    step = interval.total_seconds()
+    epoch = datetime(1970, 1, 1)
+    boundary = epoch + timedelta(seconds=((start - epoch).total_seconds() // step) * step)
+    moment = boundary + offset
+    while moment <= end:
+        if moment > start:
+            yield moment
+        moment += interval
+
+
+def run_simulated(
+    project: DbtProject,
+    raw_table: str,
+    scenario: Scenario,
+    origin: datetime,
+    end: datetime,
+    interval: timedelta,
+    offset: timedelta,
+    after_run: Callable[[RunReport], None] | None = None,
+) -> list[RunReport]:
+    """Generator batches and runs interleaved; the run time advances by `interval` per run."""
+    reports: list[RunReport] = []
+    generated_until = origin
+    times = list(schedule_times(origin, end, interval, offset))
+    for run_time in tqdm(times, desc="simulated runs", unit="run", leave=False):
+        generate(project.spark, raw_table, scenario, origin, generated_until, run_time)
+        generated_until = run_time
+        report = run_pipeline(project, run_time)
+        tqdm.write(report.line())
+        reports.append(report)
+        if after_run is not None:
+            after_run(report)
+    return reports
+
+
+def run_real_clock(
+    project: DbtProject,
+    interval: timedelta,
+    offset: timedelta,
+    runs: int | None,
+    feed: Callable[[datetime], None] | None = None,
+) -> list[RunReport]:
+    """Every `interval`, `offset` after the boundary (e.g. 10 s after each minute), run at now (UTC)."""
+    reports: list[RunReport] = []
+    while runs is None or len(reports) < runs:
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        step = interval.total_seconds()
+        next_boundary = datetime.fromtimestamp(
+            ((now.replace(tzinfo=timezone.utc).timestamp() // step) + 1) * step, timezone.utc
+        ).replace(tzinfo=None)
+        due = next_boundary + offset - interval if now < next_boundary + offset - interval else next_boundary + offset
+        time.sleep(max(0.0, (due - now).total_seconds()))
+        run_time = due.replace(microsecond=0)
+        if feed is not None:
+            feed(run_time)
+        report = run_pipeline(project, run_time)
+        print(report.line(), flush=True)
+        reports.append(report)
+    return reports

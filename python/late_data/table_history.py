@@ -1,0 +1,99 @@
+"""What each commit did to a table, read from the table format's own metadata."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Commit:
+    version: int
+    operation: str
+    partitions_added: frozenset[Any]
+    partitions_removed: frozenset[Any]
+    records_added: int
+    records_removed: int
+
+    @property
+    def partitions_touched(self) -> frozenset[Any]:
+        return self.partitions_added | self.partitions_removed
+
+
+def latest_version(spark: Any, table: str, table_format: str) -> int | None:
+    commits = commits_after(spark, table, table_format, None)
+    return commits[-1].version if commits else None
+
+
+def commits_after(
+    spark: Any, table: str, table_format: str, version: int | None, partition_column: str = "partition_start"
+) -> list[Commit]:
+    """Commits made after `version` (all commits when None), oldest first."""
+    if table_format == "iceberg":
+        return _iceberg_commits_after(spark, table, version, partition_column)
+    if table_format == "delta":
+        return _delta_commits_after(spark, table, version, partition_column)
+    raise ValueError(f"unknown table format {table_format!r}")
+
+
+def _iceberg_commits_after(spark: Any, table: str, version: int | None, partition_column: str) -> list[Commit]:
+    snapshots = spark.sql(
+        f"select snapshot_id, operation, committed_at from {table}.snapshots order by committed_at"
+    ).collect()
+    sequence = [row["snapshot_id"] for row in snapshots]
+    newer = sequence[sequence.index(version) + 1 :] if version is not None else sequence
+    if not newer:
+        return []
+    ids = ", ".join(str(snapshot_id) for snapshot_id in newer)
+    # status 1 = file added by that snapshot, 2 = file deleted by it.
+    entries = spark.sql(
+        f"select snapshot_id, status, data_file.partition.{partition_column} as partition_value,"
+        f" data_file.record_count as records"
+        f" from {table}.all_entries where snapshot_id in ({ids}) and status in (1, 2)"
+    ).collect()
+    operations = {row["snapshot_id"]: row["operation"] for row in snapshots}
+    commits = []
+    for snapshot_id in newer:
+        mine = [e for e in entries if e["snapshot_id"] == snapshot_id]
+        added = [e for e in mine if e["status"] == 1]
+        removed = [e for e in mine if e["status"] == 2]
+        commits.append(
+            Commit(
+                version=snapshot_id,
+                operation=operations[snapshot_id],
+                partitions_added=frozenset(e["partition_value"] for e in added),
+                partitions_removed=frozenset(e["partition_value"] for e in removed),
+                records_added=sum(e["records"] for e in added),
+                records_removed=sum(e["records"] for e in removed),
+            )
+        )
+    return commits
+
+
+def _delta_commits_after(spark: Any, table: str, version: int | None, partition_column: str) -> list[Commit]:
+    history = spark.sql(f"describe history {table}").orderBy("version").collect()
+    location = spark.sql(f"describe detail {table}").first()["location"]
+    commits = []
+    for row in history:
+        if version is not None and row["version"] <= version:
+            continue
+        log_file = f"{location}/_delta_log/{row['version']:020d}.json"
+        actions = [json.loads(line) for line in spark.sparkContext.textFile(log_file).collect()]
+        added = [a["add"] for a in actions if "add" in a]
+        removed = [a["remove"] for a in actions if "remove" in a]
+
+        def records(files: list[dict[str, Any]]) -> int:
+            return sum(json.loads(f.get("stats") or "{}").get("numRecords", 0) for f in files)
+
+        commits.append(
+            Commit(
+                version=row["version"],
+                operation=row["operation"],
+                partitions_added=frozenset(f["partitionValues"].get(partition_column) for f in added),
+                partitions_removed=frozenset(f["partitionValues"].get(partition_column) for f in removed),
+                records_added=records(added),
+                records_removed=records(removed),
+            )
+        )
+    return commits
