@@ -11,7 +11,9 @@
 {#- Each run lists the versions that arrived since the last successful run (merge makes a rerun
     harmless); a version's lateness is fixed when it arrives. -#}
 {%- set last_run_time = late_data_last_run_time(this) if is_incremental() else none %}
-{%- set arrived_after = late_data_timestamp_literal(last_run_time) if last_run_time else "timestamp'1970-01-01 00:00:00'" %}
+{%- set arrived_after = (
+    late_data_timestamp_literal(last_run_time) if last_run_time else "timestamp'1970-01-01 00:00:00'"
+) %}
 
 with
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import logging
 from dataclasses import dataclass
@@ -53,13 +52,25 @@ class DbtProject:
             raise SetupError("dbt did not start a Spark session: check profiles/profiles.yml")
         return session
 
+    def use_vars(self, project_vars: dict[str, Any]) -> None:
+        """Switch the project vars (settings such as the late window); the project is parsed again."""
+        self.project_vars = dict(project_vars)
+        self._manifest = None
+
     def manifest(self) -> Any:
-        """A fresh copy of the parsed project: dbt marks the nodes of the manifest it runs as
-        compiled (ephemeral CTEs injected), so a reused object would skip that step next time."""
+        """The parsed project, with the compile state of the previous invocation cleared: dbt marks
+        the nodes it compiles (ephemeral CTEs injected) and would skip that step on reuse."""
         if self._manifest is None:
-            outcome = self._invoke_raw(["parse"], manifest=None)
-            self._manifest = outcome.result
-        return copy.deepcopy(self._manifest)
+            parse_args = ["parse", "--vars", json.dumps(self.project_vars)] if self.project_vars else ["parse"]
+            self._manifest = self._invoke_raw(parse_args, manifest=None).result
+        for node in self._manifest.nodes.values():
+            if hasattr(node, "extra_ctes_injected"):
+                node.compiled = False
+                node.compiled_code = None
+                node.extra_ctes_injected = False
+                node.extra_ctes = []
+                node._pre_injected_sql = None
+        return self._manifest
 
     def invoke(self, args: list[str], run_vars: dict[str, Any] | None = None) -> Invocation:
         """Run `dbt <args>` with the project's vars plus run_vars; raise on failure."""

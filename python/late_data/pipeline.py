@@ -15,6 +15,8 @@ from late_data.generator import Scenario, generate
 
 log = logging.getLogger(__name__)
 
+EPOCH = datetime(1970, 1, 1)
+
 
 @dataclass(frozen=True)
 class RunReport:
@@ -60,8 +62,7 @@ def run_pipeline(project: DbtProject, run_time: datetime, command: str = "run") 
 def schedule_times(start: datetime, end: datetime, interval: timedelta, offset: timedelta) -> Iterator[datetime]:
     """Run times `offset` after each interval boundary in (start, end]."""
     step = interval.total_seconds()
-    epoch = datetime(1970, 1, 1)
-    boundary = epoch + timedelta(seconds=((start - epoch).total_seconds() // step) * step)
+    boundary = EPOCH + timedelta(seconds=((start - EPOCH).total_seconds() // step) * step)
     moment = boundary + offset
     while moment <= end:
         if moment > start:
@@ -94,6 +95,14 @@ def run_simulated(
     return reports
 
 
+def next_run_time(now: datetime, interval: timedelta, offset: timedelta) -> datetime:
+    """The first moment after `now` that lies `offset` after an interval boundary."""
+    step, shift = interval.total_seconds(), offset.total_seconds()
+    now_seconds = (now - EPOCH).total_seconds()
+    due_seconds = ((now_seconds - shift) // step + 1) * step + shift
+    return EPOCH + timedelta(seconds=due_seconds)
+
+
 def run_real_clock(
     project: DbtProject,
     interval: timedelta,
@@ -105,13 +114,8 @@ def run_real_clock(
     reports: list[RunReport] = []
     while runs is None or len(reports) < runs:
         now = datetime.now(timezone.utc).replace(tzinfo=None)
-        step = interval.total_seconds()
-        next_boundary = datetime.fromtimestamp(
-            ((now.replace(tzinfo=timezone.utc).timestamp() // step) + 1) * step, timezone.utc
-        ).replace(tzinfo=None)
-        due = next_boundary + offset - interval if now < next_boundary + offset - interval else next_boundary + offset
-        time.sleep(max(0.0, (due - now).total_seconds()))
-        run_time = due.replace(microsecond=0)
+        run_time = next_run_time(now, interval, offset)
+        time.sleep(max(0.0, (run_time - now).total_seconds()))
         if feed is not None:
             feed(run_time)
         report = run_pipeline(project, run_time)

@@ -1,0 +1,34 @@
+# Two commands: `make demo` and `make test`. Each sets itself up on a fresh machine.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+
+.PHONY: setup demo test lint pytest clean
+
+setup: $(INSTALLED)
+
+$(INSTALLED): requirements.txt python/pyproject.toml
+	@command -v java >/dev/null 2>&1 || [ -x "$${JAVA_HOME:-/nonexistent}/bin/java" ] || { \
+		echo "Java not found: Spark needs a JDK 17 (Debian: apt-get install openjdk-17-jre-headless) or JAVA_HOME set." >&2; \
+		exit 1; }
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found: install Python 3.11 or pass PYTHON=..." >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e python
+	touch $(INSTALLED)
+
+demo: setup
+	$(BIN)/late-data demo
+
+lint: setup
+	$(BIN)/sqlfluff lint models snapshots tests
+
+pytest: setup
+	$(BIN)/pytest python/tests
+
+test: lint pytest
+
+clean:
+	rm -rf $(VENV) .late_data target logs

@@ -1,0 +1,50 @@
+"""One warm Spark session and parsed dbt project for the whole test run, in its own LATE_DATA_HOME."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from late_data.dbt_project import DbtProject
+from late_data.environment import prepare_environment
+from late_data.raw_tables import ensure_water_level_table
+
+# Short settings keep the scenarios small: 10-minute late window, 5-minute partitions.
+TEST_VARS: dict[str, Any] = {"late_window_seconds": 600, "window_size_seconds": 60, "partition_size_seconds": 300}
+
+
+@pytest.fixture(scope="session")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DbtProject]:
+    home: Path = tmp_path_factory.mktemp("late_data_home")
+    os.environ["LATE_DATA_HOME"] = str(home)
+    os.environ.setdefault("LATE_DATA_SHUFFLE_PARTITIONS", "2")
+    os.environ.setdefault("LATE_DATA_DRIVER_MEMORY", "2g")
+    dbt_project = DbtProject(prepare_environment())
+    yield dbt_project
+    dbt_project.close()
+
+
+class Pipeline:
+    """A clean raw table and target schema with the given vars, plus helpers to inspect them."""
+
+    def __init__(self, project: DbtProject, project_vars: dict[str, Any]):
+        self.project = project
+        self.spark = project.spark
+        for schema in (project.raw_schema(), project.target_schema()):
+            self.spark.sql(f"drop schema if exists {schema} cascade")
+        project.use_vars(project_vars)
+        self.raw_table = ensure_water_level_table(self.spark, project.raw_schema(), project.environment.table_format)
+        self.means_table = f"{project.target_schema()}.water_level_window_means"
+        self.too_late_table = f"{project.target_schema()}.water_level_too_late_readings"
+
+    def rows(self, table: str, order_by: str = "window_start, location") -> list[Any]:
+        return self.spark.sql(f"select * from {table} order by {order_by}").collect()
+
+
+@pytest.fixture
+def pipeline(project: DbtProject) -> Pipeline:
+    return Pipeline(project, TEST_VARS)

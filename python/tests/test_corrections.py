@@ -1,0 +1,119 @@
+"""Hand-made rows for the cases a random scenario may miss: corrections, emptied windows, too-late rows."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from late_data.pipeline import run_pipeline
+from late_data.raw_tables import Reading, append_readings
+from late_data.table_history import commits_after, latest_version
+from tests.conftest import Pipeline
+
+T0 = datetime(2026, 3, 2, 8, 0, 0)
+
+
+def at(minutes: float) -> datetime:
+    return T0 + timedelta(minutes=minutes)
+
+
+def window_row(pipeline: Pipeline, location: str, window_start: datetime) -> dict | None:
+    rows = pipeline.spark.sql(
+        f"select * from {pipeline.means_table}"
+        f" where location = '{location}' and window_start = timestamp'{window_start:%Y-%m-%d %H:%M:%S}'"
+    ).collect()
+    return rows[0].asDict() if rows else None
+
+
+def touched_since(pipeline: Pipeline, version: int | None) -> set[datetime]:
+    fmt = pipeline.project.environment.table_format
+    return set().union(*(c.partitions_touched for c in commits_after(pipeline.spark, pipeline.means_table, fmt, version)))
+
+
+def version_of(pipeline: Pipeline) -> int | None:
+    return latest_version(pipeline.spark, pipeline.means_table, pipeline.project.environment.table_format)
+
+
+def test_same_count_correction_is_detected_and_fixed(pipeline: Pipeline) -> None:
+    append_readings(
+        pipeline.spark,
+        pipeline.raw_table,
+        [
+            Reading("a", "harbour", at(0.1), 1.0, at(0.2)),
+            Reading("b", "harbour", at(0.3), 2.0, at(0.4)),
+            Reading("c", "dock", at(6.1), 7.0, at(6.2)),
+        ],
+    )
+    run_pipeline(pipeline.project, at(7))
+    assert window_row(pipeline, "harbour", at(0))["mean_value"] == 1.5
+    before = version_of(pipeline)
+
+    # A correction of "a" keeps the window's count at 2 and changes its value.
+    append_readings(pipeline.spark, pipeline.raw_table, [Reading("a", "harbour", at(0.1), 3.0, at(7.5))])
+    report = run_pipeline(pipeline.project, at(8))
+
+    corrected = window_row(pipeline, "harbour", at(0))
+    assert (corrected["reading_count"], corrected["mean_value"]) == (2, 2.5)
+    assert touched_since(pipeline, before) == {at(0)}  # the 08:05 partition ("dock") is left alone
+    assert report.partitions_rewritten == 1
+
+
+def test_window_emptied_by_a_correction_is_cleared(pipeline: Pipeline) -> None:
+    # The only reading of partition 08:00-08:05 moves to 08:06 (another partition): a dynamic
+    # overwrite alone would leave the 08:00 partition's old row in place.
+    append_readings(pipeline.spark, pipeline.raw_table, [Reading("m", "pier", at(1.5), 4.0, at(1.6))])
+    run_pipeline(pipeline.project, at(2))
+    assert window_row(pipeline, "pier", at(1)) is not None
+    before = version_of(pipeline)
+
+    append_readings(pipeline.spark, pipeline.raw_table, [Reading("m", "pier", at(6.5), 4.0, at(6.6))])
+    run_pipeline(pipeline.project, at(7))
+
+    assert window_row(pipeline, "pier", at(1)) is None
+    assert window_row(pipeline, "pier", at(6))["reading_count"] == 1
+    assert at(0) in touched_since(pipeline, before)
+
+
+def test_rows_later_than_the_late_window_are_kept_aside_and_change_nothing(pipeline: Pipeline) -> None:
+    # Window 08:00 is final at 08:11 (1-minute window + 10-minute late window).
+    append_readings(
+        pipeline.spark,
+        pipeline.raw_table,
+        [Reading("p", "quay", at(0.2), 1.0, at(0.3)), Reading("q", "quay", at(0.4), 3.0, at(0.5))],
+    )
+    run_pipeline(pipeline.project, at(5))
+    final_row = window_row(pipeline, "quay", at(0))
+    run_pipeline(pipeline.project, at(12))
+    before = version_of(pipeline)
+
+    append_readings(
+        pipeline.spark,
+        pipeline.raw_table,
+        [
+            Reading("r", "quay", at(0.6), 100.0, at(12.5)),  # a new reading, too late
+            Reading("p", "quay", at(0.2), 50.0, at(12.6)),  # a correction of a final window, too late
+        ],
+    )
+    run_pipeline(pipeline.project, at(13))
+
+    assert window_row(pipeline, "quay", at(0)) == final_row
+    assert touched_since(pipeline, before) == set()
+    listed = {
+        (row["event_id"], row["too_late_reason"], row["seconds_after_final"])
+        for row in pipeline.spark.table(pipeline.too_late_table).collect()
+    }
+    assert listed == {("r", "arrived_after_final", 90), ("p", "arrived_after_final", 96)}
+
+
+def test_correction_moving_a_reading_out_of_a_final_window_is_listed(pipeline: Pipeline) -> None:
+    append_readings(pipeline.spark, pipeline.raw_table, [Reading("s", "lock", at(0.2), 2.0, at(0.3))])
+    run_pipeline(pipeline.project, at(12))
+    final_row = window_row(pipeline, "lock", at(0))
+
+    # Moved into window 08:11, which is still open: counted there, but window 08:00 stays final.
+    append_readings(pipeline.spark, pipeline.raw_table, [Reading("s", "lock", at(11.2), 2.5, at(12.5))])
+    run_pipeline(pipeline.project, at(13))
+
+    assert window_row(pipeline, "lock", at(0)) == final_row
+    assert window_row(pipeline, "lock", at(11))["mean_value"] == 2.5
+    reasons = [row["too_late_reason"] for row in pipeline.spark.table(pipeline.too_late_table).collect()]
+    assert reasons == ["replaces_final_version"]

@@ -1,0 +1,151 @@
+"""The scheduled path against the oracle, run after run, with the table format's commit log as witness."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from pyspark.sql import functions as F
+
+from late_data.generator import Scenario
+from late_data.oracle import WindowSettings, compare_window_means, expected_window_means
+from late_data.pipeline import RunReport, run_pipeline, run_simulated
+from late_data.table_history import commits_after, latest_version
+from tests.conftest import TEST_VARS, Pipeline
+
+ORIGIN = datetime(2026, 3, 1, 12, 0, 0)
+SETTINGS = WindowSettings(
+    window_size_seconds=TEST_VARS["window_size_seconds"], late_window_seconds=TEST_VARS["late_window_seconds"]
+)
+SCENARIO = Scenario(
+    locations=8,
+    late_share=0.5,
+    max_lateness_seconds=600,
+    correction_share=0.03,
+    moved_correction_share=0.3,
+    too_late_share=0.02,
+    late_window_seconds=600,
+)
+
+
+def partition_of(moment: datetime) -> datetime:
+    size = TEST_VARS["partition_size_seconds"]
+    return datetime(1970, 1, 1) + timedelta(seconds=((moment - datetime(1970, 1, 1)).total_seconds() // size) * size)
+
+
+def oracle_partitions_changed(pipeline: Pipeline, before: datetime | None, after: datetime) -> set[datetime]:
+    """Partitions where the oracle's windows differ between two run times (count, mean or presence)."""
+    new = expected_window_means(pipeline.spark, pipeline.raw_table, after, SETTINGS)
+    if before is None:
+        changed = new
+    else:
+        old = expected_window_means(pipeline.spark, pipeline.raw_table, before, SETTINGS)
+        columns = ["window_start", "location", "reading_count", "mean_value"]
+        changed = new.select(columns).exceptAll(old.select(columns)).unionByName(
+            old.select(columns).exceptAll(new.select(columns))
+        )
+    return {partition_of(row["window_start"]) for row in changed.select("window_start").distinct().collect()}
+
+
+@pytest.fixture(scope="module")
+def scheduled_history(project: Any) -> dict[str, Any]:
+    """Runs every 2 simulated minutes for 36 minutes (> 3 late windows), checking after each run."""
+    pipeline = Pipeline(project, TEST_VARS)
+    observed: list[dict[str, Any]] = []
+    previous: dict[str, Any] = {"run_time": None, "version": None}
+    fmt = pipeline.project.environment.table_format
+
+    def after_run(report: RunReport) -> None:
+        commits = commits_after(pipeline.spark, pipeline.means_table, fmt, previous["version"])
+        comparison = compare_window_means(
+            pipeline.spark, pipeline.raw_table, pipeline.means_table, report.run_time, SETTINGS
+        )
+        observed.append(
+            {
+                "report": report,
+                "comparison": comparison,
+                "touched": set().union(*(commit.partitions_touched for commit in commits)),
+                "oracle_changed": oracle_partitions_changed(pipeline, previous["run_time"], report.run_time),
+            }
+        )
+        previous["run_time"] = report.run_time
+        previous["version"] = latest_version(pipeline.spark, pipeline.means_table, fmt)
+
+    run_simulated(
+        pipeline.project, pipeline.raw_table, SCENARIO, ORIGIN, ORIGIN + timedelta(minutes=36),
+        timedelta(minutes=2), timedelta(seconds=10), after_run,
+    )
+    return {"pipeline": pipeline, "observed": observed}
+
+
+def test_every_window_matches_the_oracle_after_every_run(scheduled_history: dict[str, Any]) -> None:
+    observed = scheduled_history["observed"]
+    assert len(observed) == 18
+    for step in observed:
+        comparison = step["comparison"]
+        assert comparison.windows_checked > 0
+        assert comparison.mismatched == 0, (step["report"].run_time, comparison.examples)
+
+
+def test_only_partitions_whose_input_changed_are_rewritten(scheduled_history: dict[str, Any]) -> None:
+    """From the table format's commit log: a run touches no partition whose windows did not change."""
+    observed = scheduled_history["observed"]
+    for step in observed:
+        assert step["touched"] <= step["oracle_changed"], step["report"].run_time
+    # Not vacuous: runs did rewrite partitions, and left unchanged older partitions alone.
+    assert any(step["touched"] for step in observed[1:])
+    last = observed[-1]
+    all_partitions = {
+        row["partition_start"]
+        for row in scheduled_history["pipeline"].spark.table(scheduled_history["pipeline"].means_table)
+        .select("partition_start").distinct().collect()
+    }
+    assert len(last["touched"]) < len(all_partitions)
+
+
+def test_run_report_matches_the_commit_log(scheduled_history: dict[str, Any]) -> None:
+    for step in scheduled_history["observed"][1:]:
+        report = step["report"]
+        assert report.partitions_rewritten <= len(step["touched"])
+        assert report.windows_checked >= report.rows_written
+
+
+def test_rerun_at_the_same_run_time_changes_nothing(scheduled_history: dict[str, Any]) -> None:
+    pipeline: Pipeline = scheduled_history["pipeline"]
+    fmt = pipeline.project.environment.table_format
+    last_run_time = scheduled_history["observed"][-1]["report"].run_time
+    before_rows = pipeline.rows(pipeline.means_table)
+    version = latest_version(pipeline.spark, pipeline.means_table, fmt)
+    report = run_pipeline(pipeline.project, last_run_time)
+    commits = commits_after(pipeline.spark, pipeline.means_table, fmt, version)
+    assert report.rows_written == 0
+    assert all(not commit.partitions_touched for commit in commits)
+    after_rows = pipeline.rows(pipeline.means_table)
+    assert [r.asDict() for r in after_rows] == [r.asDict() for r in before_rows]
+
+
+def test_full_refresh_gives_bit_identical_results(scheduled_history: dict[str, Any]) -> None:
+    pipeline: Pipeline = scheduled_history["pipeline"]
+    run_time = scheduled_history["observed"][-1]["report"].run_time
+    columns = "window_start, location, reading_count, mean_value, value_sum, readings_digest"
+    incremental = pipeline.spark.sql(f"select {columns} from {pipeline.means_table}").collect()
+    pipeline.project.invoke(["run", "--full-refresh"], {"run_time": run_time.strftime("%Y-%m-%d %H:%M:%S")})
+    rebuilt = pipeline.spark.sql(f"select {columns} from {pipeline.means_table}").collect()
+    key = lambda row: (row["window_start"], row["location"])  # noqa: E731
+    assert sorted(incremental, key=key) == sorted(rebuilt, key=key)
+    assert len(rebuilt) > 100
+
+
+def test_too_late_rows_are_listed_not_counted(scheduled_history: dict[str, Any]) -> None:
+    pipeline: Pipeline = scheduled_history["pipeline"]
+    run_time = scheduled_history["observed"][-1]["report"].run_time
+    listed = pipeline.spark.table(pipeline.too_late_table)
+    raw_too_late = (
+        pipeline.spark.table(pipeline.raw_table)
+        .where(F.col("event_id").startswith("wl-tl-") & (F.col("ingested_at") <= F.lit(run_time)))
+        .count()
+    )
+    assert raw_too_late > 0
+    assert listed.where("too_late_reason = 'arrived_after_final' and event_id like 'wl-tl-%'").count() == raw_too_late
+    assert listed.where("seconds_after_final <= 0").count() == 0
