@@ -17,6 +17,7 @@ $(INSTALLED): requirements.txt python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e python
+	$(BIN)/late-data setup
 	touch $(INSTALLED)
 
 demo: setup

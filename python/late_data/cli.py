@@ -57,6 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true")
     commands = parser.add_subparsers(dest="command", required=True)
 
+    commands.add_parser("setup", help="lay out LATE_DATA_HOME (jars) so plain `dbt` commands work")
+
     generate_command = commands.add_parser("generate", help="append the scenario's rows for [start, end)")
     add_scenario_arguments(generate_command)
     generate_command.add_argument("--start", type=parse_time, required=True)
@@ -89,8 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     for noisy in ("py4j", "pyspark"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
-        project = DbtProject(prepare_environment())
-        return dispatch(args, project)
+        environment = prepare_environment()
+        if args.command == "setup":
+            print(f"late-data: ready in {environment.home} (table format {environment.table_format})")
+            return 0
+        return dispatch(args, DbtProject(environment))
     except (SetupError, DbtInvocationError, ValueError) as error:
         print(f"late-data: {error}", file=sys.stderr)
         return 2
