@@ -8,6 +8,7 @@
     create table if not exists {{ late_data_run_audit_relation() }} (
         invocation_id string,
         model string,
+        model_role string,
         run_time timestamp,
         late_window_seconds bigint,
         checked_from timestamp,
@@ -34,8 +35,10 @@
 
 
 {% macro late_data_record_runs(results) %}
-    {#- For on-run-end: one audit row per late-data model (tag `late_data`) that ran. Rows written
-        and partitions rewritten are read back from the rows stamped with this invocation. -#}
+    {#- For on-run-end: one audit row per late-data model (tag `late_data`) that ran; models
+        tagged `too_late_rows` list rows that arrived too late, so their rows written are those. Rows written
+        and partitions rewritten are read back from the rows stamped with this invocation id;
+        windows checked is the number of windows in the partitions the run compared. -#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- for result in results if result.node.resource_type == 'model' and 'late_data' in result.node.tags -%}
         {%- set target = api.Relation.create(schema=result.node.schema, identifier=result.node.alias, type='table') -%}
@@ -47,24 +50,26 @@
             select
                 '{{ invocation_id }}',
                 '{{ result.node.alias }}',
+                '{{ 'too_late_rows' if 'too_late_rows' in result.node.tags else 'windows' }}',
                 {{ late_data_run_time() }},
                 {{ var('late_window_seconds') }},
-                {{ checked_from }},
+                {{ checked_from if partitioned else 'null' }},
                 {%- if succeeded and partitioned %}
                 (select count(*) from {{ target }} where partition_start >= {{ checked_from }}),
                 written.partitions_rewritten,
-                written.rows_written,
                 {%- else %}
-                null, null, null,
+                null,
+                null,
                 {%- endif %}
+                {{ 'written.rows_written' if succeeded else 'null' }},
                 {{ result.execution_time }},
                 '{{ result.status }}',
                 current_timestamp()
-            {%- if succeeded and partitioned %}
+            {%- if succeeded %}
             from (
                 select
                     count(*) as rows_written,
-                    array_sort(collect_set(partition_start)) as partitions_rewritten
+                    {{ 'array_sort(collect_set(partition_start))' if partitioned else 'null' }} as partitions_rewritten
                 from {{ target }}
                 where invocation_id = '{{ invocation_id }}'
             ) as written

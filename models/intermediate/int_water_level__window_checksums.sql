@@ -19,11 +19,13 @@ window_checksums as (
         window_start,
         location,
         partition_start,
+        final_at,
+        final_at <= {{ late_data_run_time() }} as is_final,
         count(*) as reading_count,
         {{ late_data_exact_sum('reading_value') }} as value_sum,
         {{ late_data_digest(['event_id', 'event_time', 'reading_value']) }} as readings_digest
     from counted_readings
-    group by window_start, location, partition_start
+    group by window_start, location, partition_start, final_at
 
 )
 

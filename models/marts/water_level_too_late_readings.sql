@@ -4,7 +4,7 @@
         incremental_strategy='merge',
         unique_key='reading_version_id',
         on_schema_change='fail',
-        tags=['late_data'],
+        tags=['late_data', 'too_late_rows'],
     )
 }}
 
@@ -53,7 +53,8 @@ too_late as (
         unix_seconds(ingested_at) - unix_seconds(coalesce(
             case when ingested_at > final_at then final_at end, previous_version_final_at
         )) as seconds_after_final,
-        {{ late_data_run_time() }} as detected_at
+        {{ late_data_run_time() }} as detected_at,
+        '{{ invocation_id }}' as invocation_id
     from readings
     where ingested_at > final_at or ingested_at > previous_version_final_at
 

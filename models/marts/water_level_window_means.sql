@@ -29,6 +29,7 @@ stored_checksums as (
         window_start,
         location,
         partition_start,
+        is_final,
         reading_count,
         readings_digest
     {%- if is_incremental() %}
@@ -47,7 +48,7 @@ changed_partitions as (
         fresh='window_checksums',
         stored='stored_checksums',
         key_columns=['window_start', 'location'],
-        checksum_columns=['reading_count', 'readings_digest'],
+        checksum_columns=['reading_count', 'readings_digest', 'is_final'],
     ) }}
 
 ),
@@ -69,6 +70,8 @@ window_means as (
         location,
         reading_count,
         cast(value_sum as double) / reading_count as mean_value,
+        is_final,
+        final_at,
         value_sum,
         readings_digest,
         {{ late_data_run_time() }} as computed_at,

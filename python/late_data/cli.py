@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="2 hours of the scenario on a simulated clock, then the oracle")
     demo.add_argument("--hours", type=float, default=2.0)
-    demo.add_argument("--interval", type=int, default=300, help="seconds between simulated runs")
+    demo.add_argument("--interval", type=int, default=600, help="seconds between simulated runs")
     demo.add_argument("--offset", type=int, default=10)
     return parser
 

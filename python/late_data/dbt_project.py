@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import logging
 from dataclasses import dataclass
 from datetime import datetime
@@ -50,6 +51,7 @@ class DbtProject:
             session = SparkSession.getActiveSession()
         if session is None:
             raise SetupError("dbt did not start a Spark session: check profiles/profiles.yml")
+        session.sparkContext.setLogLevel(os.environ.get("LATE_DATA_SPARK_LOG_LEVEL", "ERROR"))
         return session
 
     def use_vars(self, project_vars: dict[str, Any]) -> None:
@@ -111,8 +113,6 @@ class DbtProject:
         return get_invocation_id()
 
     def target_schema(self) -> str:
-        import os
-
         return os.environ.get("LATE_DATA_SCHEMA", "analytics")
 
     def raw_schema(self) -> str:

@@ -63,9 +63,11 @@ def expected_window_means(spark: Any, raw_table: str, run_time: datetime, settin
         .agg(F.max("candidate_key").alias("newest_key"))
         .where(F.col("own_key") == F.col("newest_key"))
     )
+    final_at = F.timestamp_seconds(F.unix_seconds("window_start") + size + settings.late_window_seconds)
     return newest_at_horizon.groupBy("window_start", "location").agg(
         F.count(F.lit(1)).alias("reading_count"),
         F.avg("value").alias("mean_value"),
+        (F.max(final_at) <= F.lit(run_time)).alias("is_final"),
     )
 
 
@@ -82,7 +84,9 @@ def compare_window_means(
     from pyspark.sql import functions as F
 
     expected = expected_window_means(spark, raw_table, run_time, settings).alias("expected")
-    actual = spark.table(result_table).select("window_start", "location", "reading_count", "mean_value").alias("actual")
+    actual = spark.table(result_table).select(
+        "window_start", "location", "reading_count", "mean_value", "is_final"
+    ).alias("actual")
     if since is not None:
         expected = expected.where(F.col("window_start") >= F.lit(since))
         actual = actual.where(F.col("window_start") >= F.lit(since))
@@ -91,6 +95,7 @@ def compare_window_means(
         F.col("expected.reading_count").isNull()
         | F.col("actual.reading_count").isNull()
         | (F.col("expected.reading_count") != F.col("actual.reading_count"))
+        | (F.col("expected.is_final") != F.col("actual.is_final"))
         | (
             F.abs(F.col("expected.mean_value") - F.col("actual.mean_value"))
             > F.lit(tolerance) * F.greatest(F.lit(1.0), F.abs(F.col("expected.mean_value")))

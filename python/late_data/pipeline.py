@@ -24,13 +24,14 @@ class RunReport:
     windows_checked: int
     partitions_rewritten: int
     rows_written: int
+    too_late_rows: int
     seconds: float
 
     def line(self) -> str:
         return (
             f"run_time={format_timestamp(self.run_time)} windows_checked={self.windows_checked}"
             f" partitions_rewritten={self.partitions_rewritten} rows_written={self.rows_written}"
-            f" seconds={self.seconds:.2f}"
+            f" too_late_rows={self.too_late_rows} seconds={self.seconds:.2f}"
         )
 
 
@@ -44,10 +45,11 @@ def run_pipeline(project: DbtProject, run_time: datetime, command: str = "run") 
         f"""
         select
             coalesce(sum(windows_checked), 0) as windows_checked,
-            coalesce(sum(size(partitions_rewritten)), 0) as partitions_rewritten,
-            coalesce(sum(rows_written), 0) as rows_written
+            coalesce(sum(if(model_role = 'windows', size(partitions_rewritten), 0)), 0) as partitions_rewritten,
+            coalesce(sum(if(model_role = 'windows', rows_written, 0)), 0) as rows_written,
+            coalesce(sum(if(model_role = 'too_late_rows', rows_written, 0)), 0) as too_late_rows
         from {schema}.late_data_run_audit
-        where invocation_id = '{invocation.invocation_id}' and windows_checked is not null
+        where invocation_id = '{invocation.invocation_id}'
         """
     ).first()
     return RunReport(
@@ -55,6 +57,7 @@ def run_pipeline(project: DbtProject, run_time: datetime, command: str = "run") 
         windows_checked=int(audit["windows_checked"]),
         partitions_rewritten=int(audit["partitions_rewritten"]),
         rows_written=int(audit["rows_written"]),
+        too_late_rows=int(audit["too_late_rows"]),
         seconds=seconds,
     )
 

@@ -81,8 +81,10 @@ def test_rows_later_than_the_late_window_are_kept_aside_and_change_nothing(pipel
         [Reading("p", "quay", at(0.2), 1.0, at(0.3)), Reading("q", "quay", at(0.4), 3.0, at(0.5))],
     )
     run_pipeline(pipeline.project, at(5))
-    final_row = window_row(pipeline, "quay", at(0))
+    assert window_row(pipeline, "quay", at(0))["is_final"] is False
     run_pipeline(pipeline.project, at(12))
+    final_row = window_row(pipeline, "quay", at(0))
+    assert final_row["is_final"] is True
     before = version_of(pipeline)
 
     append_readings(

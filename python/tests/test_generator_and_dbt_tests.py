@@ -35,9 +35,15 @@ def test_dbt_data_tests_pass_on_generated_data(pipeline: Pipeline) -> None:
     generate(pipeline.spark, pipeline.raw_table, SCENARIO, ORIGIN, ORIGIN, ORIGIN + timedelta(minutes=25))
     run_pipeline(pipeline.project, ORIGIN + timedelta(minutes=25))
     invocation = pipeline.project.invoke(["test"], {"run_time": "2026-04-01 06:25:00"})
-    tests = [result for result in invocation.result.results if result.node.resource_type == "test"]
-    assert {str(result.status) for result in tests} == {"pass"}
-    assert len(tests) >= 10
+    statuses = {
+        result.node.name: str(result.status)
+        for result in invocation.result.results
+        if result.node.resource_type == "test"
+    }
+    assert len(statuses) >= 10
+    # The scenario sends rows later than the late window, so that test warns; all others pass.
+    assert statuses.pop("assert_no_too_late_readings") == "warn"
+    assert set(statuses.values()) == {"pass"}
 
 
 def test_malformed_raw_rows_fail_the_source_tests(pipeline: Pipeline) -> None:

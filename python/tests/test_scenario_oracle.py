@@ -35,13 +35,13 @@ def partition_of(moment: datetime) -> datetime:
 
 
 def oracle_partitions_changed(pipeline: Pipeline, before: datetime | None, after: datetime) -> set[datetime]:
-    """Partitions where the oracle's windows differ between two run times (count, mean or presence)."""
+    """Partitions where the oracle's windows differ between two run times (count, mean, status, presence)."""
     new = expected_window_means(pipeline.spark, pipeline.raw_table, after, SETTINGS)
     if before is None:
         changed = new
     else:
         old = expected_window_means(pipeline.spark, pipeline.raw_table, before, SETTINGS)
-        columns = ["window_start", "location", "reading_count", "mean_value"]
+        columns = ["window_start", "location", "reading_count", "mean_value", "is_final"]
         changed = new.select(columns).exceptAll(old.select(columns)).unionByName(
             old.select(columns).exceptAll(new.select(columns))
         )
