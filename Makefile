@@ -24,7 +24,7 @@ demo: setup
 	$(BIN)/late-data demo
 
 lint: setup
-	$(BIN)/sqlfluff lint models snapshots tests
+	$(BIN)/sqlfluff lint models tests
 
 pytest: setup
 	$(BIN)/pytest python/tests

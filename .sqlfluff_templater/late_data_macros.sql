@@ -8,7 +8,12 @@
 {%- endmacro %}
 {% macro late_data_timestamp_literal(moment) -%}timestamp'2026-01-01 00:00:00'{%- endmacro %}
 {% macro late_data_run_time() -%}timestamp'2026-01-01 01:00:10'{%- endmacro %}
-{% macro late_data_checked_from(target) -%}timestamp'2026-01-01 00:00:00'{%- endmacro %}
+{% macro late_data_checked_partitions(target) -%}partition_start >= timestamp'2026-01-01 00:00:00'{%- endmacro %}
+{% macro late_data_relation_exists(relation) -%}{{ return(true) }}{%- endmacro %}
+{% macro late_data_parse_time(raw, name) -%}{{ return(raw) }}{%- endmacro %}
+{% macro late_data_as_of(history, as_of) -%}
+    select * from {{ history }} where dbt_valid_from <= {{ as_of }} and (dbt_valid_to > {{ as_of }} or dbt_valid_to is null)
+{%- endmacro %}
 {% macro late_data_last_run_time(target) -%}{{ return(none) }}{%- endmacro %}
 {% macro late_data_counts_as_of(run_time) -%}
     (ingested_at <= least({{ run_time }}, final_at) and coalesce(superseded_at > least({{ run_time }}, final_at), true))

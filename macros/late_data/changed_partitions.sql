@@ -1,19 +1,48 @@
-{% macro late_data_checked_from(target, late_window_seconds=none, window_size_seconds=none, partition_size_seconds=none) %}
-    {#- The oldest partition a run must compare: it holds the oldest window that can have changed
-        since the previous successful run of `target` (or since run_time - late window, if
-        that is older). Windows before it were final when they were last computed. -#}
-    {%- set late_window_seconds = late_window_seconds or var('late_window_seconds') -%}
-    {%- set window_size_seconds = window_size_seconds or var('window_size_seconds') -%}
-    {%- set partition_size_seconds = partition_size_seconds or var('partition_size_seconds') -%}
+{% macro late_data_floor_to_partition(moment, partition_size_seconds=none) %}
+    {#- The start of the partition holding a datetime. -#}
+    {%- set size = partition_size_seconds or var('partition_size_seconds') -%}
+    {%- set epoch = modules.datetime.datetime(1970, 1, 1) -%}
+    {%- set seconds = ((moment - epoch).total_seconds() | int) // size * size -%}
+    {{- return(epoch + modules.datetime.timedelta(seconds=seconds)) -}}
+{% endmacro %}
+
+
+{% macro late_data_checked_range(target) %}
+    {#- The partitions a run compares, as {'lower': datetime, 'upper': datetime or none}.
+        Scheduled run: from the partition holding the oldest window that can have changed since
+        the previous scheduled run of `target` (or since run_time - late window, if older), on.
+        Backfill (var `backfill`): the partitions overlapping [backfill.from, backfill.to). -#}
     {%- set run_time = late_data_run_time_value() -%}
     {%- set last_run_time = late_data_last_run_time(target) -%}
     {%- set since = [run_time, last_run_time] | min if last_run_time is not none else run_time -%}
-    {%- set oldest_changeable = since - modules.datetime.timedelta(seconds=late_window_seconds + window_size_seconds) -%}
-    {%- set epoch = modules.datetime.datetime(1970, 1, 1) -%}
-    {%- set epoch_seconds = (oldest_changeable - epoch).total_seconds() | int -%}
-    {%- set partition_epoch_seconds = (epoch_seconds // partition_size_seconds) * partition_size_seconds -%}
-    {%- set checked_from = epoch + modules.datetime.timedelta(seconds=partition_epoch_seconds) -%}
-    {{- return(late_data_timestamp_literal(checked_from)) -}}
+    {%- set scheduled_from = late_data_floor_to_partition(since - modules.datetime.timedelta(
+        seconds=var('late_window_seconds') + var('window_size_seconds'))) -%}
+    {%- set backfill = late_data_backfill() -%}
+    {%- if backfill is none -%}
+        {{- return({'lower': scheduled_from, 'upper': none}) -}}
+    {%- endif -%}
+    {%- set upper = late_data_floor_to_partition(backfill.to - modules.datetime.timedelta(microseconds=1)) -%}
+    {%- set upper = upper + modules.datetime.timedelta(seconds=var('partition_size_seconds')) -%}
+    {#- Scheduled runs recompute whole partitions from scheduled_from on under the normal rule; a
+        backfill that counts too-late rows there would be undone by the next scheduled run. -#}
+    {%- if backfill.include_too_late and upper > scheduled_from -%}
+        {%- do exceptions.raise_compiler_error(
+            "a backfill with include_too_late must end by " ~ scheduled_from ~ ": later partitions are"
+            ~ " still recomputed by scheduled runs (run one at a later run time first); got to=" ~ backfill.to
+        ) -%}
+    {%- endif -%}
+    {{- return({'lower': late_data_floor_to_partition(backfill['from']), 'upper': upper}) -}}
+{% endmacro %}
+
+
+{% macro late_data_checked_partitions(target, partition_column='partition_start') %}
+    {#- SQL predicate selecting the partitions of late_data_checked_range(target). -#}
+    {%- set checked = late_data_checked_range(target) -%}
+    {%- set predicate = partition_column ~ ' >= ' ~ late_data_timestamp_literal(checked.lower) -%}
+    {%- if checked.upper is not none -%}
+        {%- set predicate = predicate ~ ' and ' ~ partition_column ~ ' < ' ~ late_data_timestamp_literal(checked.upper) -%}
+    {%- endif -%}
+    {{- return(predicate) -}}
 {% endmacro %}
 
 
@@ -43,18 +72,18 @@
     {%- if not execute or not is_incremental() -%}
         {{- return('') -}}
     {%- endif -%}
-    {%- set checked_from = late_data_checked_from(target) -%}
+    {%- set checked_partitions = late_data_checked_partitions(target, partition_column) -%}
     {%- set emptied_partitions_query -%}
         select distinct {{ partition_column }}
         from {{ target }}
-        where {{ partition_column }} >= {{ checked_from }}
+        where {{ checked_partitions }}
         except
         select {{ partition_column }}
         from (
             {%- for relation in counted_row_relations %}
             select {{ partition_column }}
             from {{ relation }}
-            where {{ partition_column }} >= {{ checked_from }}
+            where {{ checked_partitions }}
                 and {{ late_data_counts_as_of(late_data_run_time()) }}
             {{ 'union all' if not loop.last }}
             {%- endfor %}

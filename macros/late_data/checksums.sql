@@ -22,9 +22,12 @@
         once it has arrived, and until a newer version of the same event arrives, judged at the
         earlier of run_time and the window's final_at. So a final window is frozen: later
         arrivals (new rows or corrections) never change it. Expects the late-data columns
-        ingested_at, superseded_at and final_at. -#}
+        ingested_at, superseded_at and final_at. A backfill with include_too_late judges every
+        window at run_time instead: the deliberate way to revise final windows. -#}
+    {%- set backfill = late_data_backfill() -%}
+    {%- set judged_at = run_time if backfill and backfill.include_too_late else 'least(' ~ run_time ~ ', final_at)' -%}
     (
-        ingested_at <= least({{ run_time }}, final_at)
-        and coalesce(superseded_at > least({{ run_time }}, final_at), true)
+        ingested_at <= {{ judged_at }}
+        and coalesce(superseded_at > {{ judged_at }}, true)
     )
 {%- endmacro %}

@@ -9,6 +9,7 @@
         invocation_id string,
         model string,
         model_role string,
+        run_kind string,
         run_time timestamp,
         late_window_seconds bigint,
         checked_from timestamp,
@@ -24,38 +25,43 @@
 
 
 {% macro late_data_last_run_time(target) %}
-    {#- The run time of the last successful run of `target`, or none. -#}
+    {#- The run time of the last successful scheduled (or full-refresh) run of `target`, or none.
+        Backfills do not count: they touch an old range, not the recent windows. -#}
     {%- if not execute -%}{{ return(none) }}{%- endif -%}
     {%- set query -%}
         select max(run_time) from {{ late_data_run_audit_relation() }}
-        where model = '{{ target.identifier }}' and outcome = 'success'
+        where model = '{{ target.identifier }}' and outcome = 'success' and run_kind != 'backfill'
     {%- endset -%}
     {{- return(run_query(query).columns[0].values()[0]) -}}
 {% endmacro %}
 
 
 {% macro late_data_record_runs(results) %}
-    {#- For on-run-end: one audit row per late-data model (tag `late_data`) that ran; models
-        tagged `too_late_rows` list rows that arrived too late, so their rows written are those. Rows written
-        and partitions rewritten are read back from the rows stamped with this invocation id;
-        windows checked is the number of windows in the partitions the run compared. -#}
+    {#- For on-run-end: one audit row per late-data model or snapshot (tag `late_data`) that ran.
+        Role `windows` (result tables): rows written and partitions rewritten are read back from
+        the rows stamped with this invocation; windows checked counts the windows of the
+        partitions compared. Role `too_late_rows`: rows written are the too-late rows listed.
+        Role `history` (snapshots): rows written are the versions this run time recorded. -#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
-    {%- for result in results if result.node.resource_type == 'model' and 'late_data' in result.node.tags -%}
+    {%- for result in results if result.node.resource_type in ('model', 'snapshot') and 'late_data' in result.node.tags -%}
         {%- set target = api.Relation.create(schema=result.node.schema, identifier=result.node.alias, type='table') -%}
         {%- set succeeded = result.status == 'success' -%}
-        {%- set partitioned = 'partition_start' in (result.node.config.partition_by or []) -%}
-        {%- set checked_from = late_data_checked_from(target) -%}
+        {%- set role = 'too_late_rows' if 'too_late_rows' in result.node.tags else ('history' if result.node.resource_type == 'snapshot' else 'windows') -%}
+        {%- set partitioned = role == 'windows' -%}
+        {%- set checked = late_data_checked_range(target) -%}
+        {%- set run_kind = 'backfill' if late_data_backfill() else ('full_refresh' if flags.FULL_REFRESH else 'scheduled') -%}
         {%- call statement('record_run', fetch_result=false) -%}
             insert into {{ late_data_run_audit_relation() }}
             select
                 '{{ invocation_id }}',
                 '{{ result.node.alias }}',
-                '{{ 'too_late_rows' if 'too_late_rows' in result.node.tags else 'windows' }}',
+                '{{ role }}',
+                '{{ run_kind }}',
                 {{ late_data_run_time() }},
                 {{ var('late_window_seconds') }},
-                {{ checked_from if partitioned else 'null' }},
+                {{ late_data_timestamp_literal(checked.lower) if partitioned else 'null' }},
                 {%- if succeeded and partitioned %}
-                (select count(*) from {{ target }} where partition_start >= {{ checked_from }}),
+                (select count(*) from {{ target }} where {{ late_data_checked_partitions(target) }}),
                 written.partitions_rewritten,
                 {%- else %}
                 null,
@@ -71,7 +77,11 @@
                     count(*) as rows_written,
                     {{ 'array_sort(collect_set(partition_start))' if partitioned else 'null' }} as partitions_rewritten
                 from {{ target }}
+                {%- if role == 'history' %}
+                where dbt_valid_from = {{ late_data_run_time() }}
+                {%- else %}
                 where invocation_id = '{{ invocation_id }}'
+                {%- endif %}
             ) as written
             {%- endif %}
         {%- endcall -%}

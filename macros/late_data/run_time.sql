@@ -4,18 +4,7 @@
     {%- if raw is none or raw == '' -%}
         {%- do return(run_started_at.replace(tzinfo=none, microsecond=0)) -%}
     {%- endif -%}
-    {%- set text = raw | string | trim -%}
-    {%- if text.endswith('Z') -%}{%- set text = text[:-1] -%}{%- endif -%}
-    {%- if not modules.re.match('^[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]+)?)?)?([+-][0-9]{2}:[0-9]{2})?$', text) -%}
-        {%- do exceptions.raise_compiler_error(
-            "var run_time='" ~ raw ~ "' is not a timestamp: pass it as 'YYYY-MM-DD HH:MM:SS' (UTC)."
-        ) -%}
-    {%- endif -%}
-    {%- set parsed = modules.datetime.datetime.fromisoformat(text) -%}
-    {%- if parsed.tzinfo is not none -%}
-        {%- set parsed = parsed.astimezone(modules.datetime.timezone.utc).replace(tzinfo=none) -%}
-    {%- endif -%}
-    {%- do return(parsed) -%}
+    {%- do return(late_data_parse_time(raw, 'run_time')) -%}
 {% endmacro %}
 
 
@@ -26,4 +15,42 @@
 
 {% macro late_data_run_time() %}
     {{- return(late_data_timestamp_literal(late_data_run_time_value())) -}}
+{% endmacro %}
+
+
+{% macro late_data_parse_time(raw, name) %}
+    {#- A naive UTC datetime from 'YYYY-MM-DD[ HH:MM[:SS[.ffffff]]][+HH:MM|Z]'; a compile error naming `name` otherwise. -#}
+    {%- set text = raw | string | trim -%}
+    {%- if text.endswith('Z') -%}{%- set text = text[:-1] -%}{%- endif -%}
+    {%- if not modules.re.match('^[0-9]{4}-[0-9]{2}-[0-9]{2}([ T][0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]+)?)?)?([+-][0-9]{2}:[0-9]{2})?$', text) -%}
+        {%- do exceptions.raise_compiler_error(
+            "var " ~ name ~ "='" ~ raw ~ "' is not a timestamp: pass it as 'YYYY-MM-DD HH:MM:SS' (UTC)."
+        ) -%}
+    {%- endif -%}
+    {%- set parsed = modules.datetime.datetime.fromisoformat(text) -%}
+    {%- if parsed.tzinfo is not none -%}
+        {%- set parsed = parsed.astimezone(modules.datetime.timezone.utc).replace(tzinfo=none) -%}
+    {%- endif -%}
+    {{- return(parsed) -}}
+{% endmacro %}
+
+
+{% macro late_data_backfill() %}
+    {#- The var `backfill` ({from, to, include_too_late}) as a dict of datetimes, or none. -#}
+    {%- set raw = var('backfill', none) -%}
+    {%- if raw is none -%}{{ return(none) }}{%- endif -%}
+    {%- if raw is not mapping or 'from' not in raw or 'to' not in raw -%}
+        {%- do exceptions.raise_compiler_error(
+            "var backfill must be {from: 'YYYY-MM-DD HH:MM:SS', to: '...', include_too_late: true|false}, not " ~ raw
+        ) -%}
+    {%- endif -%}
+    {%- set backfill = {
+        'from': late_data_parse_time(raw['from'], 'backfill.from'),
+        'to': late_data_parse_time(raw['to'], 'backfill.to'),
+        'include_too_late': raw.get('include_too_late', false) in [true, 'true', 'True', 1],
+    } -%}
+    {%- if backfill['to'] <= backfill['from'] -%}
+        {%- do exceptions.raise_compiler_error("var backfill: 'to' must be after 'from'") -%}
+    {%- endif -%}
+    {{- return(backfill) -}}
 {% endmacro %}

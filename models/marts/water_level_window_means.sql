@@ -9,7 +9,7 @@
     )
 }}
 
-{%- set checked_from = late_data_checked_from(this) if is_incremental() else none %}
+{%- set checked_partitions = late_data_checked_partitions(this) if is_incremental() else none %}
 
 with
 
@@ -17,7 +17,7 @@ window_checksums as (
 
     select * from {{ ref('int_water_level__window_checksums') }}
     {%- if is_incremental() %}
-        where partition_start >= {{ checked_from }}
+        where {{ checked_partitions }}
     {%- endif %}
 
 ),
@@ -34,7 +34,7 @@ stored_checksums as (
         readings_digest
     {%- if is_incremental() %}
         from {{ this }}
-        where partition_start >= {{ checked_from }}
+        where {{ checked_partitions }}
     {%- else %}
         from window_checksums
         where false

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
+from late_data.backfill import run_backfill
 from late_data.dbt_project import DbtInvocationError, DbtProject
 from late_data.environment import SetupError, prepare_environment
 from late_data.generator import LATENESS_PROFILES, Scenario, generate
@@ -73,6 +74,22 @@ def build_parser() -> argparse.ArgumentParser:
     add_scenario_arguments(schedule)
     schedule.add_argument("--no-generate", action="store_true", help="real clock: do not feed generated data")
 
+    backfill = commands.add_parser("backfill", help="recompute an event-time range in chunks, with a change manifest")
+    backfill.add_argument("--from", dest="start", type=parse_time, required=True, help="event time, inclusive")
+    backfill.add_argument("--to", dest="end", type=parse_time, required=True, help="event time, exclusive")
+    backfill.add_argument("--chunk-hours", type=float, default=1.0)
+    backfill.add_argument(
+        "--include-too-late", action="store_true",
+        help="count rows that arrived after their window became final (revises final windows)",
+    )
+    backfill.add_argument("--run-time", type=parse_time, default=None, help="default: now (UTC)")
+
+    history_cost = commands.add_parser(
+        "measure-history", help="time warm scheduled runs after N days of history (resets the schemas)"
+    )
+    history_cost.add_argument("--days", type=float, nargs="+", default=[1.0, 7.0])
+    history_cost.add_argument("--runs", type=int, default=5)
+
     check = commands.add_parser("check", help="compare every window with a from-scratch recomputation")
     check.add_argument("--run-time", type=parse_time, required=True)
 
@@ -104,10 +121,30 @@ def main(argv: list[str] | None = None) -> int:
 def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
     from late_data.demo import run_demo
 
+    if args.command == "measure-history":
+        from late_data.benchmarks import measure_history_cost
+
+        costs = [measure_history_cost(project, days, args.runs) for days in args.days]
+        for cost in costs:
+            print(cost.line(), flush=True)
+        return 0
     if args.command == "demo":
         mismatched = run_demo(project, args.hours, timedelta(seconds=args.interval), timedelta(seconds=args.offset))
         return 1 if mismatched else 0
     raw_table = ensure_water_level_table(project.spark, project.raw_schema(), project.environment.table_format)
+    if args.command == "backfill":
+        run_time = args.run_time or datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
+        changes, manifest = run_backfill(
+            project, args.start, args.end, timedelta(hours=args.chunk_hours), args.include_too_late, run_time,
+            project.environment.home / "backfills",
+        )
+        for change in changes:
+            print(
+                f"{change.partition_start}: windows {change.windows_before} -> {change.windows_after},"
+                f" rows {change.rows_before} -> {change.rows_after}, sum {change.sum_before} -> {change.sum_after}"
+            )
+        print(f"backfill: {len(changes)} partitions changed; manifest {manifest}")
+        return 0
     if args.command == "generate":
         rows = generate(project.spark, raw_table, scenario_from(args), args.origin, args.start, args.end)
         log.info("appended %d rows to %s", rows, raw_table)

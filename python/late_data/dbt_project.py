@@ -14,7 +14,7 @@ from late_data.environment import ProjectEnvironment, SetupError, lock_home
 log = logging.getLogger(__name__)
 
 # Vars that change per run and are only read at execution time, so a parsed manifest stays valid.
-RUN_VARS = frozenset({"run_time"})
+RUN_VARS = frozenset({"run_time", "backfill", "as_of"})
 
 
 class DbtInvocationError(RuntimeError):
@@ -111,6 +111,15 @@ class DbtProject:
         from dbt_common.invocation import get_invocation_id
 
         return get_invocation_id()
+
+    def setting(self, name: str) -> Any:
+        """A project var: this process's override, else the default in dbt_project.yml."""
+        if name in self.project_vars:
+            return self.project_vars[name]
+        import yaml
+
+        project_file = self.environment.project_dir / "dbt_project.yml"
+        return yaml.safe_load(project_file.read_text())["vars"][name]
 
     def target_schema(self) -> str:
         return os.environ.get("LATE_DATA_SCHEMA", "analytics")

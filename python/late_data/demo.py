@@ -48,9 +48,43 @@ def run_demo(project: DbtProject, hours: float, interval: timedelta, offset: tim
         "warm runs: median %.2f s, max %.2f s over %d runs",
         seconds[len(seconds) // 2], seconds[-1], len(seconds),
     )
+    print_revision_summary(project)
     print(
         f"demo: {len(reports)} runs, {comparison.windows_checked} windows checked,"
         f" {comparison.mismatched} mismatched",
         flush=True,
     )
     return comparison.mismatched
+
+
+def print_revision_summary(project: DbtProject) -> None:
+    """How often published numbers moved, and the largest move from first publication to final."""
+    revisions = f"{project.target_schema()}.water_level_window_revisions"
+    summary = project.spark.sql(
+        f"""
+        with per_window as (
+            select
+                window_start,
+                location,
+                max_by(mean_value, -version_number) as first_published,
+                min_by(mean_value, if(is_final, version_number, null)) as first_final,
+                count_if(revision_reason in ('late_data', 'correction', 'backfill')) as revisions
+            from {revisions}
+            group by window_start, location
+        )
+        select
+            count_if(revisions > 0) as revised_windows,
+            count(*) as windows,
+            max_by(struct(window_start, location, first_published, first_final),
+                abs(first_final - first_published)) as largest
+        from per_window
+        """
+    ).first()
+    largest = summary["largest"]
+    print(
+        f"revisions: {summary['revised_windows']} of {summary['windows']} windows revised after first publication;"
+        f" largest provisional-to-final change {largest['first_final'] - largest['first_published']:+.4f}"
+        f" ({largest['location']}, window {largest['window_start']}:"
+        f" {largest['first_published']:.4f} -> {largest['first_final']:.4f})",
+        flush=True,
+    )
