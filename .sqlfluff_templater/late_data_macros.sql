@@ -11,7 +11,7 @@
 {% macro late_data_checked_partitions(target) -%}partition_start >= timestamp'2026-01-01 00:00:00'{%- endmacro %}
 {% macro late_data_relation_exists(relation) -%}{{ return(true) }}{%- endmacro %}
 {% macro late_data_parse_time(raw, name) -%}{{ return(raw) }}{%- endmacro %}
-{% macro late_data_as_of(history, as_of) -%}
+{% macro late_data_as_of(history, as_of=none) -%}
     select * from {{ history }} where dbt_valid_from <= {{ as_of }} and (dbt_valid_to > {{ as_of }} or dbt_valid_to is null)
 {%- endmacro %}
 {% macro late_data_last_run_time(target) -%}{{ return(none) }}{%- endmacro %}
@@ -33,4 +33,22 @@
         'partition_size_seconds': 3600,
         'raw_schema': 'raw',
     }.get(name, default)) -}}
+{%- endmacro %}
+{% macro late_data_late_window_seconds(sources=none) -%}{{ return(3600) }}{%- endmacro %}
+{% macro late_data_version_chain(relation, tie_breaker_columns=[]) -%}
+    select *, lead(ingested_at) over event_versions as superseded_at
+    from {{ relation }}
+    window event_versions as (partition by event_id order by ingested_at)
+{%- endmacro %}
+{% macro late_data_windowed(relation, late_window_seconds) -%}
+    select *, window_start + interval {{ late_window_seconds }} second as final_at from {{ relation }}
+{%- endmacro %}
+{% macro late_data_too_late_versions(relation, version_columns, arrived_after) -%}
+    select *, 'arrived_after_final' as too_late_reason from {{ relation }} where ingested_at > {{ arrived_after }}
+{%- endmacro %}
+{% macro late_data_window_revisions(history, key_columns, count_column, value_column) -%}
+    select *, 1 as version_number from {{ history }}
+{%- endmacro %}
+{% macro late_data_windows_to_write(fresh, key_columns, checksum_columns, partition_column='partition_start') -%}
+    select * from {{ fresh }} where partition_start >= timestamp'2026-01-01 00:00:00'
 {%- endmacro %}

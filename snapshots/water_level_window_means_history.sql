@@ -8,7 +8,8 @@
         hard_deletes='invalidate',
         partition_by=['partition_start'],
         file_format=env_var('LATE_DATA_TABLE_FORMAT', 'iceberg'),
-        tags=['late_data', 'late_data_history'],
+        tags=['late_data', 'late_data_history', 'water_level'],
+        meta={'late_data_sources': ['water_level_readings']},
     )
 }}
 

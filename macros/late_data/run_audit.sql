@@ -43,25 +43,26 @@
         partitions compared. Role `too_late_rows`: rows written are the too-late rows listed.
         Role `history` (snapshots): rows written are the versions this run time recorded. -#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set audit_rows = [] -%}
     {%- for result in results if result.node.resource_type in ('model', 'snapshot') and 'late_data' in result.node.tags -%}
         {%- set target = api.Relation.create(schema=result.node.schema, identifier=result.node.alias, type='table') -%}
         {%- set succeeded = result.status == 'success' -%}
         {%- set role = 'too_late_rows' if 'too_late_rows' in result.node.tags else ('history' if result.node.resource_type == 'snapshot' else 'windows') -%}
         {%- set partitioned = role == 'windows' -%}
-        {%- set checked = late_data_checked_range(target) -%}
+        {%- set late_window_seconds = late_data_model_late_window_seconds(result.node.config) -%}
+        {%- set checked = late_data_checked_range(target, late_window_seconds) -%}
         {%- set run_kind = 'backfill' if late_data_backfill() else ('full_refresh' if flags.FULL_REFRESH else 'scheduled') -%}
-        {%- call statement('record_run', fetch_result=false) -%}
-            insert into {{ late_data_run_audit_relation() }}
+        {%- set audit_row -%}
             select
                 '{{ invocation_id }}',
                 '{{ result.node.alias }}',
                 '{{ role }}',
                 '{{ run_kind }}',
                 {{ late_data_run_time() }},
-                {{ var('late_window_seconds') }},
+                {{ late_window_seconds }},
                 {{ late_data_timestamp_literal(checked.lower) if partitioned else 'null' }},
                 {%- if succeeded and partitioned %}
-                (select count(*) from {{ target }} where {{ late_data_checked_partitions(target) }}),
+                (select count(*) from {{ target }} where {{ late_data_checked_partitions(target, late_window_seconds) }}),
                 written.partitions_rewritten,
                 {%- else %}
                 null,
@@ -84,6 +85,14 @@
                 {%- endif %}
             ) as written
             {%- endif %}
-        {%- endcall -%}
+        {%- endset -%}
+        {%- do audit_rows.append(audit_row) -%}
     {%- endfor -%}
+    {#- One insert, so one table commit per invocation however many models ran. -#}
+    {%- if audit_rows -%}
+        {%- call statement('record_runs', fetch_result=false) -%}
+            insert into {{ late_data_run_audit_relation() }}
+            {{ audit_rows | join('\nunion all\n') }}
+        {%- endcall -%}
+    {%- endif -%}
 {% endmacro %}

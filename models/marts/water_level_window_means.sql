@@ -4,61 +4,23 @@
         incremental_strategy='insert_overwrite',
         partition_by=['partition_start'],
         on_schema_change='fail',
-        tags=['late_data'],
+        tags=['late_data', 'water_level'],
+        meta={'late_data_sources': ['water_level_readings']},
         pre_hook="{{ late_data_delete_emptied_partitions(this, [ref('int_water_level_readings__windowed')]) }}",
     )
 }}
 
-{%- set checked_partitions = late_data_checked_partitions(this) if is_incremental() else none %}
+{#- Only the partitions whose input changed since the last run (all of them on the first build). -#}
 
 with
 
-window_checksums as (
+windows_to_write as (
 
-    select * from {{ ref('int_water_level__window_checksums') }}
-    {%- if is_incremental() %}
-        where {{ checked_partitions }}
-    {%- endif %}
-
-),
-
-stored_checksums as (
-
-    -- On the first build nothing is stored, so every partition counts as changed.
-    select
-        window_start,
-        location,
-        partition_start,
-        is_final,
-        reading_count,
-        readings_digest
-    {%- if is_incremental() %}
-        from {{ this }}
-        where {{ checked_partitions }}
-    {%- else %}
-        from window_checksums
-        where false
-    {%- endif %}
-
-),
-
-changed_partitions as (
-
-    {{ late_data_changed_partitions(
-        fresh='window_checksums',
-        stored='stored_checksums',
+    {{ late_data_windows_to_write(
+        ref('int_water_level__window_checksums'),
         key_columns=['window_start', 'location'],
         checksum_columns=['reading_count', 'readings_digest', 'is_final'],
     ) }}
-
-),
-
-windows_to_write as (
-
-    select window_checksums.*
-    from window_checksums
-    left semi join changed_partitions
-        on window_checksums.partition_start = changed_partitions.partition_start
 
 ),
 

@@ -1,6 +1,6 @@
-{{ config(materialized='view') }}
+{{ config(materialized='view', tags=['water_level']) }}
 
-{#- The result table as it stood at var `as_of` (default: the run time), from its history. Read it
+{#- The result table as it stood at var `as_of` (default: now, the current versions), from its history. Read it
     with: dbt show --select water_level_window_means_as_of --vars '{as_of: "2026-01-01 01:00:10"}' -#}
 
 with
@@ -9,7 +9,7 @@ versions_at as (
 
     {{ late_data_as_of(
         ref('water_level_window_means_history'),
-        late_data_timestamp_literal(late_data_parse_time(var('as_of'), 'as_of')) if var('as_of', none) else late_data_run_time(),
+        late_data_timestamp_literal(late_data_parse_time(var('as_of'), 'as_of')) if var('as_of', none) else none,
     ) }}
 
 )

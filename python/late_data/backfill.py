@@ -20,6 +20,28 @@ EPOCH = datetime(1970, 1, 1)
 
 
 @dataclass(frozen=True)
+class ResultTable:
+    """A late-data result table and how its partitions are totalled in a change manifest."""
+
+    name: str
+    rows: str  # SQL aggregate: raw rows counted in the partition
+    total: str  # SQL aggregate: the partition's summed measure
+    digest: str  # the digest column
+
+
+RESULT_TABLES = (
+    ResultTable("water_level_window_means", "sum(reading_count)", "sum(value_sum)", "readings_digest"),
+    ResultTable("page_error_rates", "sum(counted_rows)", "sum(error_count + view_count)", "counts_digest"),
+)
+
+# The result tables and their history snapshots; too-late listings follow arrivals, not ranges.
+BACKFILL_RUN = [
+    "build", "--select", "+tag:late_data", "--exclude", "tag:too_late_rows",
+    "--resource-type", "model", "--resource-type", "snapshot",
+]
+
+
+@dataclass(frozen=True)
 class PartitionTotals:
     windows: int
     rows: int
@@ -29,6 +51,7 @@ class PartitionTotals:
 
 @dataclass(frozen=True)
 class PartitionChange:
+    table: str
     partition_start: datetime
     windows_before: int
     windows_after: int
@@ -53,31 +76,37 @@ def chunk_bounds(start: datetime, end: datetime, chunk: timedelta, partition_sec
     return bounds
 
 
-def partition_totals(spark: Any, table: str, lower: datetime, upper: datetime) -> dict[datetime, PartitionTotals]:
+def partition_totals(
+    spark: Any, schema: str, table: ResultTable, lower: datetime, upper: datetime
+) -> dict[datetime, PartitionTotals]:
+    if not spark.catalog.tableExists(f"{schema}.{table.name}"):
+        return {}
     rows = spark.sql(
         f"""
-        select partition_start, count(*) as windows, sum(reading_count) as reading_rows,
-            sum(value_sum) as value_sum, sum(readings_digest) as digest
-        from {table}
+        select partition_start, count(*) as windows, {table.rows} as counted_rows,
+            {table.total} as total, sum({table.digest}) as digest
+        from {schema}.{table.name}
         where partition_start >= timestamp'{format_timestamp(lower)}'
             and partition_start < timestamp'{format_timestamp(upper)}'
         group by partition_start
         """
     ).collect()
     return {
-        row["partition_start"]: PartitionTotals(row["windows"], row["reading_rows"], row["value_sum"], row["digest"])
+        row["partition_start"]: PartitionTotals(row["windows"], row["counted_rows"], row["total"], row["digest"])
         for row in rows
     }
 
 
-def diff_totals(before: dict[datetime, PartitionTotals], after: dict[datetime, PartitionTotals]) -> list[PartitionChange]:
+def diff_totals(
+    table: str, before: dict[datetime, PartitionTotals], after: dict[datetime, PartitionTotals]
+) -> list[PartitionChange]:
     empty = PartitionTotals(0, 0, None, None)
     changes = []
     for partition in sorted(set(before) | set(after)):
         old, new = before.get(partition, empty), after.get(partition, empty)
         if old != new:
             changes.append(
-                PartitionChange(partition, old.windows, new.windows, old.rows, new.rows, old.value_sum, new.value_sum)
+                PartitionChange(table, partition, old.windows, new.windows, old.rows, new.rows, old.value_sum, new.value_sum)
             )
     return changes
 
@@ -91,17 +120,21 @@ def run_backfill(
     run_time: datetime,
     manifest_dir: Path,
 ) -> tuple[list[PartitionChange], Path]:
-    """Recompute the result partitions overlapping [start, end) chunk by chunk, record the revisions
-    (reason `backfill`) and write the change manifest; returns the changes and the manifest path."""
+    """Recompute the partitions of every result table overlapping [start, end) chunk by chunk, record
+    the revisions (reason `backfill`) and write the change manifest; returns the changes and the
+    manifest path."""
     partition_seconds = int(project.setting("partition_size_seconds"))
-    table = f"{project.target_schema()}.water_level_window_means"
+    schema = project.target_schema()
     changes: list[PartitionChange] = []
     for lower, upper in tqdm(chunk_bounds(start, end, chunk, partition_seconds), desc="backfill", unit="chunk"):
         partitions_from = floor_to(lower, partition_seconds)
         partitions_to = floor_to(upper - timedelta(microseconds=1), partition_seconds) + timedelta(seconds=partition_seconds)
-        before = partition_totals(project.spark, table, partitions_from, partitions_to)
+        before = {
+            table: partition_totals(project.spark, schema, table, partitions_from, partitions_to)
+            for table in RESULT_TABLES
+        }
         project.invoke(
-            ["build", "--select", "water_level_window_means+", "--resource-type", "model", "--resource-type", "snapshot"],
+            BACKFILL_RUN,
             {
                 "run_time": format_timestamp(run_time),
                 "backfill": {
@@ -111,7 +144,9 @@ def run_backfill(
                 },
             },
         )
-        changes += diff_totals(before, partition_totals(project.spark, table, partitions_from, partitions_to))
+        for table, totals in before.items():
+            after = partition_totals(project.spark, schema, table, partitions_from, partitions_to)
+            changes += diff_totals(table.name, totals, after)
     manifest_dir.mkdir(parents=True, exist_ok=True)
     manifest = manifest_dir / f"backfill_{start:%Y%m%dT%H%M%S}_{end:%Y%m%dT%H%M%S}_at_{run_time:%Y%m%dT%H%M%S}.csv"
     with manifest.open("w", newline="") as handle:

@@ -13,11 +13,12 @@ from late_data.dbt_project import DbtProject
 from late_data.demo import reset_schemas
 from late_data.generator import Scenario, generate
 from late_data.pipeline import run_pipeline
-from late_data.raw_tables import ensure_water_level_table
+from late_data.raw_tables import ensure_raw_tables
 
 log = logging.getLogger(__name__)
 
 HISTORY_ORIGIN = datetime(2026, 2, 1)
+WATER_LEVEL = "+tag:water_level"
 SPARSE_SCENARIO = Scenario(locations=100, late_share=0.01, lateness="long_tail")
 
 
@@ -42,7 +43,9 @@ class HistoryCost:
 def measure_history_cost(project: DbtProject, days: float, runs: int, scenario: Scenario = SPARSE_SCENARIO) -> HistoryCost:
     """Build `days` of history, then time `runs` warm scheduled runs one minute apart."""
     reset_schemas(project)
-    raw_table = ensure_water_level_table(project.spark, project.raw_schema(), project.environment.table_format)
+    raw_table = ensure_raw_tables(project.spark, project.raw_schema(), project.environment.table_format)[
+        "water_level_readings"
+    ]
     history_end = HISTORY_ORIGIN + timedelta(days=days)
     day = HISTORY_ORIGIN
     with tqdm(total=days, desc=f"generate {days:g} days", unit="day", leave=False) as progress:
@@ -51,7 +54,7 @@ def measure_history_cost(project: DbtProject, days: float, runs: int, scenario: 
             generate(project.spark, raw_table, scenario, HISTORY_ORIGIN, day, next_day)
             progress.update((next_day - day) / timedelta(days=1))
             day = next_day
-    run_pipeline(project, history_end)  # first build: everything from raw, the initial versions
+    run_pipeline(project, history_end, WATER_LEVEL)  # first build: everything from raw, the initial versions
     audit = f"{project.target_schema()}.late_data_run_audit"
     snapshot_seconds, model_seconds, run_seconds = [], [], []
     previous = history_end
@@ -59,7 +62,7 @@ def measure_history_cost(project: DbtProject, days: float, runs: int, scenario: 
         run_time = history_end + timedelta(minutes=step)
         generate(project.spark, raw_table, scenario, HISTORY_ORIGIN, previous, run_time)
         previous = run_time
-        report = run_pipeline(project, run_time)
+        report = run_pipeline(project, run_time, WATER_LEVEL)
         seconds = {
             row["model_role"]: row["seconds"]
             for row in project.spark.sql(

@@ -10,10 +10,10 @@ from datetime import datetime, timedelta, timezone
 from late_data.backfill import run_backfill
 from late_data.dbt_project import DbtInvocationError, DbtProject
 from late_data.environment import SetupError, prepare_environment
-from late_data.generator import LATENESS_PROFILES, Scenario, generate
+from late_data.generator import LATENESS_PROFILES, PageScenario, Scenario
 from late_data.oracle import WindowSettings, compare_window_means
-from late_data.pipeline import run_real_clock, run_simulated
-from late_data.raw_tables import ensure_water_level_table
+from late_data.pipeline import run_real_clock, run_simulated, scenario_feed
+from late_data.raw_tables import ensure_raw_tables
 
 log = logging.getLogger("late_data")
 
@@ -36,6 +36,9 @@ def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--moved-correction-share", type=float, default=defaults.moved_correction_share)
     parser.add_argument("--too-late-share", type=float, default=defaults.too_late_share)
     parser.add_argument("--seed", type=int, default=defaults.seed)
+    page_defaults = PageScenario()
+    parser.add_argument("--pages", type=int, default=page_defaults.pages, help="page-count series; 0: none")
+    parser.add_argument("--page-late-share", type=float, default=page_defaults.late_share)
     parser.add_argument("--origin", type=parse_time, required=True, help="first tick of the scenario (UTC)")
 
 
@@ -48,6 +51,20 @@ def scenario_from(args: argparse.Namespace) -> Scenario:
         max_lateness_seconds=args.max_lateness,
         correction_share=args.correction_share,
         moved_correction_share=args.moved_correction_share,
+        too_late_share=args.too_late_share,
+        seed=args.seed,
+    )
+
+
+def page_scenario_from(args: argparse.Namespace) -> PageScenario | None:
+    if args.pages == 0:
+        return None
+    return PageScenario(
+        pages=args.pages,
+        reading_interval_seconds=args.reading_interval,
+        late_share=args.page_late_share,
+        lateness=args.lateness,
+        max_lateness_seconds=args.max_lateness,
         too_late_share=args.too_late_share,
         seed=args.seed,
     )
@@ -95,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="2 hours of the scenario on a simulated clock, then the oracle")
     demo.add_argument("--hours", type=float, default=2.0)
-    demo.add_argument("--interval", type=int, default=600, help="seconds between simulated runs")
+    demo.add_argument("--interval", type=int, default=900, help="seconds between simulated runs")
     demo.add_argument("--offset", type=int, default=10)
     return parser
 
@@ -131,7 +148,7 @@ def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
     if args.command == "demo":
         mismatched = run_demo(project, args.hours, timedelta(seconds=args.interval), timedelta(seconds=args.offset))
         return 1 if mismatched else 0
-    raw_table = ensure_water_level_table(project.spark, project.raw_schema(), project.environment.table_format)
+    tables = ensure_raw_tables(project.spark, project.raw_schema(), project.environment.table_format)
     if args.command == "backfill":
         run_time = args.run_time or datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
         changes, manifest = run_backfill(
@@ -140,36 +157,33 @@ def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
         )
         for change in changes:
             print(
-                f"{change.partition_start}: windows {change.windows_before} -> {change.windows_after},"
+                f"{change.table} {change.partition_start}: windows {change.windows_before} -> {change.windows_after},"
                 f" rows {change.rows_before} -> {change.rows_after}, sum {change.sum_before} -> {change.sum_after}"
             )
         print(f"backfill: {len(changes)} partitions changed; manifest {manifest}")
         return 0
-    if args.command == "generate":
-        rows = generate(project.spark, raw_table, scenario_from(args), args.origin, args.start, args.end)
-        log.info("appended %d rows to %s", rows, raw_table)
-        return 0
     if args.command == "check":
         comparison = compare_window_means(
-            project.spark, raw_table, f"{project.target_schema()}.water_level_window_means", args.run_time,
-            WindowSettings(),
+            project.spark, tables["water_level_readings"], f"{project.target_schema()}.water_level_window_means",
+            args.run_time, WindowSettings(
+                window_size_seconds=int(project.setting("window_size_seconds")),
+                late_window_seconds=int(project.setting("late_window_seconds")),
+            ),
         )
         print(f"check: {comparison.windows_checked} windows checked, {comparison.mismatched} mismatched")
         return 1 if comparison.mismatched else 0
+    feed = scenario_feed(project, tables, args.origin, scenario_from(args), page_scenario_from(args))
+    if args.command == "generate":
+        feed(args.start, args.end)
+        log.info("appended the rows arriving in [%s, %s) to %s", args.start, args.end, ", ".join(tables.values()))
+        return 0
     interval, offset = timedelta(seconds=args.interval), timedelta(seconds=args.offset)
-    scenario = scenario_from(args)
     if args.clock == "simulated":
         if args.end is None:
             raise ValueError("--clock simulated needs --end")
-        run_simulated(project, raw_table, scenario, args.origin, args.end, interval, offset)
+        run_simulated(project, feed, args.origin, args.end, interval, offset)
         return 0
-    fed_until = [args.origin]
-
-    def feed(run_time: datetime) -> None:
-        generate(project.spark, raw_table, scenario, args.origin, fed_until[0], run_time)
-        fed_until[0] = run_time
-
-    run_real_clock(project, interval, offset, args.runs, None if args.no_generate else feed)
+    run_real_clock(project, interval, offset, args.runs, None if args.no_generate else feed, args.origin)
     return 0
 
 

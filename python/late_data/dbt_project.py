@@ -45,10 +45,13 @@ class DbtProject:
         """The Spark session dbt's session method created (started by a first, cheap dbt call)."""
         from pyspark.sql import SparkSession
 
-        session = SparkSession.getActiveSession()
-        if session is None:
+        from pyspark import SparkContext
+
+        if SparkContext._active_spark_context is None:
             self.invoke(["run-operation", "late_data_create_raw_schema"])
-            session = SparkSession.getActiveSession()
+        # dbt may have started the session in one of its worker threads: getOrCreate() returns that
+        # session (same context and settings) rather than building another.
+        session = SparkSession.builder.getOrCreate() if SparkContext._active_spark_context else None
         if session is None:
             raise SetupError("dbt did not start a Spark session: check profiles/profiles.yml")
         session.sparkContext.setLogLevel(os.environ.get("LATE_DATA_SPARK_LOG_LEVEL", "ERROR"))

@@ -1,4 +1,4 @@
-"""`make demo`: two hours of the scenario, run on a simulated clock, checked against the oracle."""
+"""`make demo`: two hours of both scenarios, run on a simulated clock, checked against the oracles."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ import logging
 from datetime import datetime, timedelta
 
 from late_data.dbt_project import DbtProject
-from late_data.generator import Scenario
-from late_data.oracle import WindowSettings, compare_window_means
-from late_data.pipeline import run_simulated
-from late_data.raw_tables import ensure_water_level_table
+from late_data.generator import PageScenario, Scenario
+from late_data.oracle import WindowSettings, compare_error_rates, compare_window_means
+from late_data.pipeline import run_simulated, scenario_feed
+from late_data.raw_tables import ensure_raw_tables
+from late_data.report import write_report
 
 log = logging.getLogger(__name__)
 
@@ -20,6 +21,7 @@ DEMO_SCENARIO = Scenario(
     moved_correction_share=0.25,
     too_late_share=0.001,
 )
+DEMO_PAGES = PageScenario(pages=20, late_share=0.2, lateness="long_tail", too_late_share=0.001)
 
 
 def reset_schemas(project: DbtProject) -> None:
@@ -30,31 +32,39 @@ def reset_schemas(project: DbtProject) -> None:
 def run_demo(project: DbtProject, hours: float, interval: timedelta, offset: timedelta) -> int:
     """Returns the number of mismatched windows (0 when every window is right)."""
     reset_schemas(project)
-    raw_table = ensure_water_level_table(project.spark, project.raw_schema(), project.environment.table_format)
+    tables = ensure_raw_tables(project.spark, project.raw_schema(), project.environment.table_format)
     end = DEMO_ORIGIN + timedelta(hours=hours)
-    reports = run_simulated(project, raw_table, DEMO_SCENARIO, DEMO_ORIGIN, end, interval, offset)
+    feed = scenario_feed(project, tables, DEMO_ORIGIN, water_levels=DEMO_SCENARIO, pages=DEMO_PAGES)
+    reports = run_simulated(project, feed, DEMO_ORIGIN, end, interval, offset)
     final_run_time = reports[-1].run_time
-    comparison = compare_window_means(
-        project.spark,
-        raw_table,
-        f"{project.target_schema()}.water_level_window_means",
-        final_run_time,
-        WindowSettings(),
-    )
-    for example in comparison.examples:
-        log.warning("mismatch: %s", example.asDict())
+    schema = project.target_schema()
+    late_window = int(project.setting("late_window_seconds"))
+    window_size = int(project.setting("window_size_seconds"))
+    comparisons = [
+        compare_window_means(
+            project.spark, tables["water_level_readings"], f"{schema}.water_level_window_means", final_run_time,
+            WindowSettings(window_size_seconds=window_size, late_window_seconds=late_window),
+        ),
+        compare_error_rates(
+            project.spark, tables["page_errors"], tables["page_views"], f"{schema}.page_error_rates", final_run_time,
+            window_size, late_window, late_window,
+        ),
+    ]
+    for comparison in comparisons:
+        for example in comparison.examples:
+            log.warning("mismatch: %s", example.asDict())
     seconds = sorted(report.seconds for report in reports[1:]) or [reports[0].seconds]
     log.info(
-        "warm runs: median %.2f s, max %.2f s over %d runs",
+        "warm runs (both pipelines): median %.2f s, max %.2f s over %d runs",
         seconds[len(seconds) // 2], seconds[-1], len(seconds),
     )
     print_revision_summary(project)
-    print(
-        f"demo: {len(reports)} runs, {comparison.windows_checked} windows checked,"
-        f" {comparison.mismatched} mismatched",
-        flush=True,
-    )
-    return comparison.mismatched
+    report = write_report(project.spark, schema, project.environment.home / "report" / "late_data_report.html")
+    print(f"report: {report}", flush=True)
+    windows = sum(comparison.windows_checked for comparison in comparisons)
+    mismatched = sum(comparison.mismatched for comparison in comparisons)
+    print(f"demo: {len(reports)} runs, {windows} windows checked, {mismatched} mismatched", flush=True)
+    return mismatched
 
 
 def print_revision_summary(project: DbtProject) -> None:

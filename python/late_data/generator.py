@@ -134,3 +134,112 @@ def generate(spark: Any, table: str, scenario: Scenario, origin: datetime, start
     finally:
         batch.unpersist()
     return rows
+
+
+@dataclass(frozen=True)
+class PageScenario:
+    """Per page, every `reading_interval_seconds`: a count of page views without an error and a
+    count with one (a row only when the count is above 0). Both follow random walks: the view
+    level and the error share each move by a random step per tick. A share `late_share` of rows
+    arrives late (lateness drawn as in Scenario), `too_late_share` after the late window."""
+
+    pages: int = 20
+    reading_interval_seconds: int = 10
+    late_share: float = 0.2
+    lateness: str = "uniform"
+    max_lateness_seconds: int = 3600
+    too_late_share: float = 0.0
+    late_window_seconds: int = 3600
+    window_size_seconds: int = 60
+    seed: int = 7
+
+    def __post_init__(self) -> None:
+        if self.lateness not in LATENESS_PROFILES:
+            raise ValueError(f"lateness must be one of {LATENESS_PROFILES}, not {self.lateness!r}")
+        for name in ("late_share", "too_late_share"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must lie in [0, 1], not {getattr(self, name)}")
+        if self.pages < 1 or self.reading_interval_seconds < 1:
+            raise ValueError("pages and reading_interval_seconds must be positive")
+
+
+def page_counts_sql(scenario: PageScenario, origin: datetime, start: datetime, end: datetime) -> str:
+    """SQL for the page-count rows that arrive in [start, end), columns as the raw tables plus
+    `source_table`. The walks are cumulative sums from `origin`, so the data does not depend on
+    how time is cut into batches."""
+    interval = scenario.reading_interval_seconds
+    first_tick = -(-epoch_seconds(origin) // interval) * interval
+    last_tick = epoch_seconds(end) - 1
+
+    def u(purpose: str) -> str:
+        """A uniform draw in [0, 1) fixed by (seed, tick, page, series, purpose)."""
+        return (
+            f"((xxhash64({scenario.seed}, tick_epoch, page_index, source_table, '{purpose}') & 9007199254740991)"
+            " / 9007199254740992D)"
+        )
+
+    lateness = f"{u('lateness')}" if scenario.lateness == "uniform" else f"pow({u('lateness')}, 6)"
+    too_late = scenario.late_window_seconds + scenario.window_size_seconds
+    delay_ms = f"""cast(1000 * case
+            when {u('is_too_late')} < {scenario.too_late_share}
+                then {too_late} + {u('too_late')} * {scenario.late_window_seconds}
+            when {u('is_late')} < {scenario.late_share} then {lateness} * {scenario.max_lateness_seconds}
+            else {u('delay')} * {min(2, interval)}
+        end as bigint)"""
+    page = "concat('/page-', lpad(cast(page_index as string), 3, '0'))"
+    return f"""
+with walks as (
+    select
+        tick_epoch,
+        page_index,
+        sum({u('view_step')} - 0.5) over page_ticks as view_walk,
+        sum({u('error_step')} - 0.5) over page_ticks as error_walk
+    from (select explode(sequence({first_tick}L, {last_tick}L, {interval}L)) as tick_epoch)
+    cross join (select id as page_index, 'walk' as source_table from range({scenario.pages}))
+    where {first_tick} <= {last_tick}
+    window page_ticks as (partition by page_index order by tick_epoch)
+),
+counts as (
+    select
+        tick_epoch,
+        page_index,
+        cast(round(abs(10 + (page_index % 7) * 5 + 4 * view_walk)) as bigint) as views,
+        0.08 * abs(sin(error_walk / 3 + page_index)) as error_share
+    from walks
+),
+series as (
+    select tick_epoch, page_index, 'page_views' as source_table, views as value from counts
+    union all
+    select tick_epoch, page_index, 'page_errors' as source_table,
+        cast(round(views * error_share / (1 - error_share)) as bigint) as value
+    from counts
+),
+delivered as (
+    select
+        source_table,
+        concat(if(source_table = 'page_errors', 'pe-', 'pv-'), page_index, '-', tick_epoch) as event_id,
+        {page} as page,
+        timestamp_seconds(tick_epoch) as event_time,
+        value,
+        timestamp_millis(tick_epoch * 1000 + {delay_ms}) as ingested_at
+    from series
+    where value > 0
+)
+select * from delivered
+where ingested_at >= timestamp'{start:%Y-%m-%d %H:%M:%S}' and ingested_at < timestamp'{end:%Y-%m-%d %H:%M:%S}'
+"""
+
+
+def generate_page_counts(
+    spark: Any, tables: dict[str, str], scenario: PageScenario, origin: datetime, start: datetime, end: datetime
+) -> int:
+    """Append the page counts arriving in [start, end) to tables['page_errors'] and
+    tables['page_views']; returns the row count."""
+    batch = spark.sql(page_counts_sql(scenario, origin, start, end)).cache()
+    try:
+        rows = batch.count()
+        for source_table in ("page_errors", "page_views"):
+            batch.where(f"source_table = '{source_table}'").drop("source_table").writeTo(tables[source_table]).append()
+    finally:
+        batch.unpersist()
+    return rows

@@ -1,8 +1,8 @@
-"""From-scratch recomputation of the per-window means, independent of the dbt models.
+"""From-scratch recomputation of the result tables, independent of the dbt models.
 
-It reads the raw table with the DataFrame API and applies the contract directly: as of run time
-T, the reading counted for window W is, per event_id, the newest version ingested by
-min(T, end of W + late window), provided that version's event time falls in W.
+It reads the raw tables with the DataFrame API and applies the contract directly: as of run time
+T, the row counted for window W is, per event_id, the newest version ingested by
+min(T, end of W + the source's late window), provided that version's event time falls in W.
 """
 
 from __future__ import annotations
@@ -25,33 +25,35 @@ class Comparison:
     examples: list[Any]
 
 
-def expected_window_means(spark: Any, raw_table: str, run_time: datetime, settings: WindowSettings) -> Any:
+def counted_versions(
+    spark: Any, raw_table: str, key_column: str, run_time: datetime, window_size_seconds: int, late_window_seconds: int
+) -> Any:
+    """Per event_id, the version that counts as of run_time (if any): the newest version ingested by
+    min(run_time, its window's end + late window), provided its event time falls in that window.
+    Columns: event_id, window_start, the key column, value."""
     from pyspark.sql import functions as F
 
-    size = settings.window_size_seconds
+    size = window_size_seconds
     versions = (
         spark.table(raw_table)
         .where(F.col("ingested_at") <= F.lit(run_time))
-        .withColumn(
-            "window_start",
-            F.timestamp_seconds(F.floor(F.unix_seconds("event_time") / size) * size),
-        )
+        .withColumn("window_start", F.timestamp_seconds(F.floor(F.unix_seconds("event_time") / size) * size))
         .withColumn(
             "horizon",
             F.least(
                 F.lit(run_time),
-                F.timestamp_seconds(F.unix_seconds("window_start") + size + settings.late_window_seconds),
+                F.timestamp_seconds(F.unix_seconds("window_start") + size + late_window_seconds),
             ),
         )
     )
-    order_key = F.struct("ingested_at", "event_time", "value", "location")
+    order_key = F.struct("ingested_at", "event_time", "value", key_column)
     candidates = versions.select(
         F.col("event_id").alias("candidate_event_id"),
         F.col("ingested_at").alias("candidate_ingested_at"),
         order_key.alias("candidate_key"),
     )
     # For each version, the newest version of its event visible at the version's own horizon.
-    newest_at_horizon = (
+    return (
         versions.where(F.col("ingested_at") <= F.col("horizon"))
         .withColumn("own_key", order_key)
         .join(
@@ -59,15 +61,66 @@ def expected_window_means(spark: Any, raw_table: str, run_time: datetime, settin
             (F.col("event_id") == F.col("candidate_event_id"))
             & (F.col("candidate_ingested_at") <= F.col("horizon")),
         )
-        .groupBy("event_id", "own_key", "window_start", "location", "value")
+        .groupBy("event_id", "own_key", "window_start", key_column, "value")
         .agg(F.max("candidate_key").alias("newest_key"))
         .where(F.col("own_key") == F.col("newest_key"))
+        .select("event_id", "window_start", key_column, "value")
     )
-    final_at = F.timestamp_seconds(F.unix_seconds("window_start") + size + settings.late_window_seconds)
-    return newest_at_horizon.groupBy("window_start", "location").agg(
-        F.count(F.lit(1)).alias("reading_count"),
-        F.avg("value").alias("mean_value"),
-        (F.max(final_at) <= F.lit(run_time)).alias("is_final"),
+
+
+def _is_final(window_size_seconds: int, late_window_seconds: int, run_time: datetime) -> Any:
+    from pyspark.sql import functions as F
+
+    final_at = F.timestamp_seconds(F.unix_seconds("window_start") + window_size_seconds + late_window_seconds)
+    return final_at <= F.lit(run_time)
+
+
+def expected_window_means(spark: Any, raw_table: str, run_time: datetime, settings: WindowSettings) -> Any:
+    from pyspark.sql import functions as F
+
+    size, late = settings.window_size_seconds, settings.late_window_seconds
+    return (
+        counted_versions(spark, raw_table, "location", run_time, size, late)
+        .groupBy("window_start", "location")
+        .agg(F.count(F.lit(1)).alias("reading_count"), F.avg("value").alias("mean_value"))
+        .withColumn("is_final", _is_final(size, late, run_time))
+    )
+
+
+def expected_error_rates(
+    spark: Any,
+    errors_table: str,
+    views_table: str,
+    run_time: datetime,
+    window_size_seconds: int,
+    errors_late_window_seconds: int,
+    views_late_window_seconds: int,
+) -> Any:
+    """Per page and window: error and view sums of the counted rows of each series (0 where a
+    series has none), the error percentage, and the status (final once both late windows passed)."""
+    from pyspark.sql import functions as F
+
+    def sums(table: str, late: int, name: str) -> Any:
+        return (
+            counted_versions(spark, table, "page", run_time, window_size_seconds, late)
+            .groupBy("window_start", "page")
+            .agg(F.sum("value").alias(name), F.count(F.lit(1)).alias(f"{name}_rows"))
+        )
+
+    errors = sums(errors_table, errors_late_window_seconds, "error_count")
+    views = sums(views_table, views_late_window_seconds, "view_count")
+    both = errors.join(views, ["window_start", "page"], "full_outer").fillna(0)
+    total = F.col("error_count") + F.col("view_count")
+    return both.select(
+        "window_start",
+        "page",
+        "error_count",
+        "view_count",
+        F.when(total > 0, 100.0 * F.col("error_count") / total).alias("error_rate_percent"),
+        (F.col("error_count_rows") + F.col("view_count_rows")).alias("counted_rows"),
+        _is_final(
+            window_size_seconds, max(errors_late_window_seconds, views_late_window_seconds), run_time
+        ).alias("is_final"),
     )
 
 
@@ -78,29 +131,69 @@ def compare_window_means(
     run_time: datetime,
     settings: WindowSettings,
     since: datetime | None = None,
+) -> Comparison:
+    """Every (window, location) of the oracle and of the means table, matched both ways."""
+    return compare(
+        expected_window_means(spark, raw_table, run_time, settings),
+        spark.table(result_table),
+        keys=["window_start", "location"],
+        exact_columns=["reading_count", "is_final"],
+        approximate_columns=["mean_value"],
+        since=since,
+    )
+
+
+def compare_error_rates(
+    spark: Any,
+    errors_table: str,
+    views_table: str,
+    result_table: str,
+    run_time: datetime,
+    window_size_seconds: int,
+    errors_late_window_seconds: int,
+    views_late_window_seconds: int,
+) -> Comparison:
+    """Every (window, page) of the rate oracle and of the rates table, matched both ways."""
+    return compare(
+        expected_error_rates(
+            spark, errors_table, views_table, run_time, window_size_seconds,
+            errors_late_window_seconds, views_late_window_seconds,
+        ),
+        spark.table(result_table),
+        keys=["window_start", "page"],
+        exact_columns=["error_count", "view_count", "counted_rows", "is_final"],
+        approximate_columns=["error_rate_percent"],
+    )
+
+
+def compare(
+    expected: Any,
+    actual: Any,
+    keys: list[str],
+    exact_columns: list[str],
+    approximate_columns: list[str],
+    since: datetime | None = None,
     tolerance: float = 1e-9,
 ) -> Comparison:
-    """Every (window, location) of the oracle and of the result table, matched both ways."""
+    """Rows of `expected` and `actual` matched by `keys` both ways: a row on one side only, a
+    differing exact column, or an approximate column off by more than `tolerance` (relative) is a
+    mismatch; nulls match only nulls."""
     from pyspark.sql import functions as F
 
-    expected = expected_window_means(spark, raw_table, run_time, settings).alias("expected")
-    actual = spark.table(result_table).select(
-        "window_start", "location", "reading_count", "mean_value", "is_final"
-    ).alias("actual")
+    columns = keys + exact_columns + approximate_columns
+    expected = expected.select(columns).withColumn("in_expected", F.lit(True))
+    actual = actual.select(columns).withColumn("in_actual", F.lit(True))
     if since is not None:
         expected = expected.where(F.col("window_start") >= F.lit(since))
         actual = actual.where(F.col("window_start") >= F.lit(since))
-    joined = expected.join(actual, ["window_start", "location"], "full_outer")
-    mismatch = (
-        F.col("expected.reading_count").isNull()
-        | F.col("actual.reading_count").isNull()
-        | (F.col("expected.reading_count") != F.col("actual.reading_count"))
-        | (F.col("expected.is_final") != F.col("actual.is_final"))
-        | (
-            F.abs(F.col("expected.mean_value") - F.col("actual.mean_value"))
-            > F.lit(tolerance) * F.greatest(F.lit(1.0), F.abs(F.col("expected.mean_value")))
-        )
-    )
+    joined = expected.alias("expected").join(actual.alias("actual"), keys, "full_outer")
+    mismatch = F.col("in_expected").isNull() | F.col("in_actual").isNull()
+    for column in exact_columns:
+        mismatch = mismatch | ~F.col(f"expected.{column}").eqNullSafe(F.col(f"actual.{column}"))
+    for column in approximate_columns:
+        want, got = F.col(f"expected.{column}"), F.col(f"actual.{column}")
+        off = F.abs(want - got) > F.lit(tolerance) * F.greatest(F.lit(1.0), F.abs(want))
+        mismatch = mismatch | (want.isNull() != got.isNull()) | F.coalesce(off, F.lit(False))
     flagged = joined.withColumn("is_mismatch", mismatch).cache()
     try:
         totals = flagged.agg(

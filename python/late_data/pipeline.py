@@ -11,7 +11,7 @@ from typing import Callable, Iterator
 from tqdm import tqdm
 
 from late_data.dbt_project import DbtProject, format_timestamp
-from late_data.generator import Scenario, generate
+from late_data.generator import PageScenario, Scenario, generate, generate_page_counts
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +38,26 @@ class RunReport:
 # Models and snapshots in one invocation (data tests run separately: `dbt test`).
 SCHEDULED_RUN = ["build", "--resource-type", "model", "--resource-type", "snapshot"]
 
+# Appends the raw rows that arrive in [start, end).
+Feed = Callable[[datetime, datetime], None]
 
-def run_pipeline(project: DbtProject, run_time: datetime, args: list[str] | None = None) -> RunReport:
-    """One scheduled run: `dbt build` of models and snapshots at run_time, summarised from the audit."""
+
+def scheduled_selection(pipeline_tag: str | None, first_run: bool) -> str | None:
+    """What a scheduled run builds. The first run of a process builds the whole DAG (views too, so
+    a changed model or setting takes effect); later runs only the late-data models and snapshots,
+    the only nodes whose content depends on the run time. `pipeline_tag` (water_level, web_pages)
+    limits both to one pipeline."""
+    if first_run:
+        return f"+tag:{pipeline_tag}" if pipeline_tag else None
+    return f"tag:{pipeline_tag},tag:late_data" if pipeline_tag else "tag:late_data"
+
+
+def run_pipeline(project: DbtProject, run_time: datetime, select: str | None = None) -> RunReport:
+    """One run: `dbt build` of models and snapshots at run_time (all of them, or the dbt selection
+    `select`, e.g. "+tag:water_level"), summarised from the audit."""
     started = time.perf_counter()
-    invocation = project.invoke(args or SCHEDULED_RUN, {"run_time": format_timestamp(run_time)})
+    args = SCHEDULED_RUN + (["--select", select] if select else [])
+    invocation = project.invoke(args, {"run_time": format_timestamp(run_time)})
     seconds = time.perf_counter() - started
     schema = project.target_schema()
     audit = project.spark.sql(
@@ -77,24 +92,42 @@ def schedule_times(start: datetime, end: datetime, interval: timedelta, offset: 
         moment += interval
 
 
+def scenario_feed(
+    project: DbtProject,
+    tables: dict[str, str],
+    origin: datetime,
+    water_levels: Scenario | None = None,
+    pages: PageScenario | None = None,
+) -> Feed:
+    """A feed writing the given scenarios (origin: their first tick) into the raw tables."""
+
+    def feed(start: datetime, end: datetime) -> None:
+        if water_levels is not None:
+            generate(project.spark, tables["water_level_readings"], water_levels, origin, start, end)
+        if pages is not None:
+            generate_page_counts(project.spark, tables, pages, origin, start, end)
+
+    return feed
+
+
 def run_simulated(
     project: DbtProject,
-    raw_table: str,
-    scenario: Scenario,
+    feed: Feed,
     origin: datetime,
     end: datetime,
     interval: timedelta,
     offset: timedelta,
     after_run: Callable[[RunReport], None] | None = None,
+    pipeline_tag: str | None = None,
 ) -> list[RunReport]:
     """Generator batches and runs interleaved; the run time advances by `interval` per run."""
     reports: list[RunReport] = []
     generated_until = origin
     times = list(schedule_times(origin, end, interval, offset))
     for run_time in tqdm(times, desc="simulated runs", unit="run", leave=False):
-        generate(project.spark, raw_table, scenario, origin, generated_until, run_time)
+        feed(generated_until, run_time)
         generated_until = run_time
-        report = run_pipeline(project, run_time)
+        report = run_pipeline(project, run_time, scheduled_selection(pipeline_tag, first_run=not reports))
         tqdm.write(report.line())
         reports.append(report)
         if after_run is not None:
@@ -115,17 +148,21 @@ def run_real_clock(
     interval: timedelta,
     offset: timedelta,
     runs: int | None,
-    feed: Callable[[datetime], None] | None = None,
+    feed: Feed | None = None,
+    fed_from: datetime | None = None,
 ) -> list[RunReport]:
-    """Every `interval`, `offset` after the boundary (e.g. 10 s after each minute), run at now (UTC)."""
+    """Every `interval`, `offset` after the boundary (e.g. 10 s after each minute), run at now (UTC);
+    before each run, `feed` appends what arrived since the previous one (first: since `fed_from`)."""
     reports: list[RunReport] = []
+    fed_until = fed_from
     while runs is None or len(reports) < runs:
         now = datetime.now(timezone.utc).replace(tzinfo=None)
         run_time = next_run_time(now, interval, offset)
         time.sleep(max(0.0, (run_time - now).total_seconds()))
         if feed is not None:
-            feed(run_time)
-        report = run_pipeline(project, run_time)
+            feed(fed_until or run_time, run_time)
+            fed_until = run_time
+        report = run_pipeline(project, run_time, scheduled_selection(None, first_run=not reports))
         print(report.line(), flush=True)
         reports.append(report)
     return reports

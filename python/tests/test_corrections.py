@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from late_data.pipeline import run_pipeline
 from late_data.raw_tables import Reading, append_readings
 from late_data.table_history import commits_after, latest_version
 from tests.conftest import Pipeline
@@ -43,13 +42,13 @@ def test_same_count_correction_is_detected_and_fixed(pipeline: Pipeline) -> None
             Reading("c", "dock", at(6.1), 7.0, at(6.2)),
         ],
     )
-    run_pipeline(pipeline.project, at(7))
+    pipeline.run(at(7))
     assert window_row(pipeline, "harbour", at(0))["mean_value"] == 1.5
     before = version_of(pipeline)
 
     # A correction of "a" keeps the window's count at 2 and changes its value.
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("a", "harbour", at(0.1), 3.0, at(7.5))])
-    report = run_pipeline(pipeline.project, at(8))
+    report = pipeline.run(at(8))
 
     corrected = window_row(pipeline, "harbour", at(0))
     assert (corrected["reading_count"], corrected["mean_value"]) == (2, 2.5)
@@ -61,12 +60,12 @@ def test_window_emptied_by_a_correction_is_cleared(pipeline: Pipeline) -> None:
     # The only reading of partition 08:00-08:05 moves to 08:06 (another partition): a dynamic
     # overwrite alone would leave the 08:00 partition's old row in place.
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("m", "pier", at(1.5), 4.0, at(1.6))])
-    run_pipeline(pipeline.project, at(2))
+    pipeline.run(at(2))
     assert window_row(pipeline, "pier", at(1)) is not None
     before = version_of(pipeline)
 
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("m", "pier", at(6.5), 4.0, at(6.6))])
-    run_pipeline(pipeline.project, at(7))
+    pipeline.run(at(7))
 
     assert window_row(pipeline, "pier", at(1)) is None
     assert window_row(pipeline, "pier", at(6))["reading_count"] == 1
@@ -80,9 +79,9 @@ def test_rows_later_than_the_late_window_are_kept_aside_and_change_nothing(pipel
         pipeline.raw_table,
         [Reading("p", "quay", at(0.2), 1.0, at(0.3)), Reading("q", "quay", at(0.4), 3.0, at(0.5))],
     )
-    run_pipeline(pipeline.project, at(5))
+    pipeline.run(at(5))
     assert window_row(pipeline, "quay", at(0))["is_final"] is False
-    run_pipeline(pipeline.project, at(12))
+    pipeline.run(at(12))
     final_row = window_row(pipeline, "quay", at(0))
     assert final_row["is_final"] is True
     before = version_of(pipeline)
@@ -95,7 +94,7 @@ def test_rows_later_than_the_late_window_are_kept_aside_and_change_nothing(pipel
             Reading("p", "quay", at(0.2), 50.0, at(12.6)),  # a correction of a final window, too late
         ],
     )
-    run_pipeline(pipeline.project, at(13))
+    pipeline.run(at(13))
 
     assert window_row(pipeline, "quay", at(0)) == final_row
     assert touched_since(pipeline, before) == set()
@@ -108,12 +107,12 @@ def test_rows_later_than_the_late_window_are_kept_aside_and_change_nothing(pipel
 
 def test_correction_moving_a_reading_out_of_a_final_window_is_listed(pipeline: Pipeline) -> None:
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("s", "lock", at(0.2), 2.0, at(0.3))])
-    run_pipeline(pipeline.project, at(12))
+    pipeline.run(at(12))
     final_row = window_row(pipeline, "lock", at(0))
 
     # Moved into window 08:11, which is still open: counted there, but window 08:00 stays final.
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("s", "lock", at(11.2), 2.5, at(12.5))])
-    run_pipeline(pipeline.project, at(13))
+    pipeline.run(at(13))
 
     assert window_row(pipeline, "lock", at(0)) == final_row
     assert window_row(pipeline, "lock", at(11))["mean_value"] == 2.5

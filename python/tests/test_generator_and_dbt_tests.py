@@ -7,14 +7,15 @@ from datetime import datetime, timedelta
 import pytest
 
 from late_data.dbt_project import DbtInvocationError
-from late_data.generator import Scenario, generate
-from late_data.pipeline import run_pipeline
-from late_data.raw_tables import WATER_LEVEL_COLUMNS, Reading, append_readings
+from late_data.generator import PageScenario, Scenario, generate, generate_page_counts
+from late_data.pipeline import run_pipeline, scenario_feed
+from late_data.raw_tables import PAGE_COUNT_COLUMNS, WATER_LEVEL_COLUMNS, Reading, append_readings
 from tests.conftest import Pipeline
 
 ORIGIN = datetime(2026, 4, 1, 6, 0, 0)
 SCENARIO = Scenario(locations=5, correction_share=0.05, moved_correction_share=0.5, too_late_share=0.05,
                     late_window_seconds=600, max_lateness_seconds=600)
+PAGES = PageScenario(pages=4, late_share=0.3, max_lateness_seconds=600, too_late_share=0.05, late_window_seconds=600)
 
 
 def test_generator_does_not_depend_on_batch_boundaries(pipeline: Pipeline) -> None:
@@ -31,8 +32,26 @@ def test_generator_does_not_depend_on_batch_boundaries(pipeline: Pipeline) -> No
     assert {"late", "tl"} <= kinds
 
 
+def test_page_generator_does_not_depend_on_batch_boundaries(pipeline: Pipeline) -> None:
+    spark, schema = pipeline.spark, pipeline.project.raw_schema()
+    whole = {name: f"{schema}.whole_{name}" for name in ("page_errors", "page_views")}
+    for name, table in whole.items():
+        spark.sql(f"create table {table} ({PAGE_COUNT_COLUMNS}) using {pipeline.project.environment.table_format}")
+    generate_page_counts(spark, whole, PAGES, ORIGIN, ORIGIN, ORIGIN + timedelta(minutes=20))
+    generate_page_counts(spark, pipeline.raw_tables, PAGES, ORIGIN, ORIGIN, ORIGIN + timedelta(minutes=7))
+    generate_page_counts(spark, pipeline.raw_tables, PAGES, ORIGIN, ORIGIN + timedelta(minutes=7), ORIGIN + timedelta(minutes=20))
+    for name, table in whole.items():
+        in_batches = spark.table(pipeline.raw_tables[name])
+        assert in_batches.count() == spark.table(table).count() > 4 * 60
+        assert in_batches.exceptAll(spark.table(table)).count() == 0
+        # Rows arrive in the batch of their ingestion: late rows of early minutes land in the second one.
+        assert in_batches.where("event_time < timestamp'2026-04-01 06:07:00' and ingested_at >= timestamp'2026-04-01 06:07:00'").count() > 0
+
+
 def test_dbt_data_tests_pass_on_generated_data(pipeline: Pipeline) -> None:
-    generate(pipeline.spark, pipeline.raw_table, SCENARIO, ORIGIN, ORIGIN, ORIGIN + timedelta(minutes=25))
+    """Both pipelines' data and every dbt data test of the project."""
+    feed = scenario_feed(pipeline.project, pipeline.raw_tables, ORIGIN, water_levels=SCENARIO, pages=PAGES)
+    feed(ORIGIN, ORIGIN + timedelta(minutes=25))
     run_pipeline(pipeline.project, ORIGIN + timedelta(minutes=25))
     invocation = pipeline.project.invoke(["test"], {"run_time": "2026-04-01 06:25:00"})
     statuses = {
@@ -40,9 +59,10 @@ def test_dbt_data_tests_pass_on_generated_data(pipeline: Pipeline) -> None:
         for result in invocation.result.results
         if result.node.resource_type == "test"
     }
-    assert len(statuses) >= 10
-    # The scenario sends rows later than the late window, so that test warns; all others pass.
-    assert statuses.pop("assert_no_too_late_readings") == "warn"
+    assert len(statuses) >= 20
+    # Both scenarios send rows later than the late window, so those tests warn; all others pass.
+    for warning in ("assert_no_too_late_readings", "assert_no_too_late_page_counts", "assert_late_window_captures_target_share"):
+        assert statuses.pop(warning) == "warn", warning
     assert set(statuses.values()) == {"pass"}
 
 

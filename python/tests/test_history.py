@@ -10,7 +10,6 @@ import pytest
 
 from late_data.backfill import run_backfill
 from late_data.dbt_project import DbtInvocationError
-from late_data.pipeline import run_pipeline
 from late_data.raw_tables import Reading, append_readings
 from tests.conftest import Pipeline
 
@@ -38,18 +37,18 @@ def history_size(pipeline: Pipeline) -> int:
 def test_history_records_each_real_change_with_its_reason(pipeline: Pipeline, tmp_path) -> None:
     add = lambda *readings: append_readings(pipeline.spark, pipeline.raw_table, readings)  # noqa: E731
     add(Reading("a", "harbour", at(0.2), 1.0, at(0.3)))
-    run_pipeline(pipeline.project, at(1))
+    pipeline.run(at(1))
     add(Reading("b", "harbour", at(0.5), 3.0, at(2.5)))  # late row
-    run_pipeline(pipeline.project, at(3))
+    pipeline.run(at(3))
     add(Reading("a", "harbour", at(0.2), 2.0, at(4.5)))  # correction of "a"
-    run_pipeline(pipeline.project, at(5))
-    run_pipeline(pipeline.project, at(6))  # nothing new: no version
-    run_pipeline(pipeline.project, at(12))  # window 08:00 is final at 08:11
+    pipeline.run(at(5))
+    pipeline.run(at(6))  # nothing new: no version
+    pipeline.run(at(12))  # window 08:00 is final at 08:11
     size = history_size(pipeline)
-    run_pipeline(pipeline.project, at(12))  # a rerun at the same run time records nothing
+    pipeline.run(at(12))  # a rerun at the same run time records nothing
     assert history_size(pipeline) == size
     add(Reading("c", "harbour", at(0.7), 10.0, at(12.5)))  # too late: no version either
-    report = run_pipeline(pipeline.project, at(13))
+    report = pipeline.run(at(13))
     assert report.too_late_rows == 1
     assert history_size(pipeline) == size
 
@@ -62,7 +61,7 @@ def test_history_records_each_real_change_with_its_reason(pipeline: Pipeline, tm
     assert [(h["reading_count"], h["mean_value"], h["is_final"]) for h in history] == [
         (1, 1.0, False), (2, 2.0, False), (2, 2.5, False), (2, 2.5, True),
     ]
-    assert (history[1]["mean_change"], history[1]["mean_change_percent"], history[1]["count_change"]) == (1.0, 100.0, 1)
+    assert (history[1]["value_change"], history[1]["value_change_percent"], history[1]["count_change"]) == (1.0, 100.0, 1)
 
     # As of any past run time, the history gives the table as that run left it.
     schema = pipeline.project.target_schema()
@@ -74,9 +73,9 @@ def test_history_records_each_real_change_with_its_reason(pipeline: Pipeline, tm
     assert [(row["location"], row["reading_count"], float(row["mean_value"])) for row in shown] == [("harbour", 2, 2.0)]
 
     # A scheduled run past the late window of 08:00's partition, then the deliberate revision.
-    run_pipeline(pipeline.project, at(20))
+    pipeline.run(at(20))
     changes, manifest = run_backfill(
-        pipeline.project, at(0), at(5), timedelta(hours=1), include_too_late=True, run_time=at(20),
+        pipeline.project, at(0), at(5), timedelta(hours=1), include_too_late=True, run_time=at(20.5),
         manifest_dir=tmp_path,
     )
     assert [(c.partition_start, c.rows_before, c.rows_after, c.sum_before, c.sum_after) for c in changes] == [
@@ -87,7 +86,7 @@ def test_history_records_each_real_change_with_its_reason(pipeline: Pipeline, tm
     history = revisions(pipeline, "harbour")
     assert (history[-1]["version_number"], history[-1]["revision_reason"], history[-1]["reading_count"]) == (5, "backfill", 3)
 
-    run_pipeline(pipeline.project, at(21))  # the next scheduled run leaves the backfilled window alone
+    pipeline.run(at(21))  # the next scheduled run leaves the backfilled window alone
     assert len(revisions(pipeline, "harbour")) == 5
 
     audit = pipeline.spark.sql(
@@ -100,10 +99,10 @@ def test_history_records_each_real_change_with_its_reason(pipeline: Pipeline, tm
 
 def test_backfill_of_unchanged_history_changes_nothing(pipeline: Pipeline, tmp_path) -> None:
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("d", "weir", at(1.2), 4.0, at(1.3))])
-    run_pipeline(pipeline.project, at(2))
-    run_pipeline(pipeline.project, at(30))
+    pipeline.run(at(2))
+    pipeline.run(at(30))
     changes, _ = run_backfill(
-        pipeline.project, at(0), at(15), timedelta(minutes=5), include_too_late=False, run_time=at(30),
+        pipeline.project, at(0), at(15), timedelta(minutes=5), include_too_late=False, run_time=at(30.5),
         manifest_dir=tmp_path,
     )
     assert changes == []
@@ -112,9 +111,9 @@ def test_backfill_of_unchanged_history_changes_nothing(pipeline: Pipeline, tmp_p
 
 def test_backfill_including_too_late_rows_refuses_windows_still_open(pipeline: Pipeline, tmp_path) -> None:
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("e", "lock", at(1.2), 4.0, at(1.3))])
-    run_pipeline(pipeline.project, at(8))
+    pipeline.run(at(8))
     with pytest.raises(DbtInvocationError, match="include_too_late must end by"):
         run_backfill(
-            pipeline.project, at(0), at(10), timedelta(hours=1), include_too_late=True, run_time=at(8),
+            pipeline.project, at(0), at(10), timedelta(hours=1), include_too_late=True, run_time=at(8.5),
             manifest_dir=tmp_path,
         )

@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 
 from late_data.generator import Scenario
 from late_data.oracle import WindowSettings, compare_window_means, expected_window_means
-from late_data.pipeline import RunReport, run_pipeline, run_simulated
+from late_data.pipeline import RunReport, run_simulated, scenario_feed
 from late_data.table_history import commits_after, latest_version
 from tests.conftest import TEST_VARS, Pipeline
 
@@ -74,8 +74,9 @@ def scheduled_history(project: Any) -> dict[str, Any]:
         previous["version"] = latest_version(pipeline.spark, pipeline.means_table, fmt)
 
     run_simulated(
-        pipeline.project, pipeline.raw_table, SCENARIO, ORIGIN, ORIGIN + timedelta(minutes=36),
-        timedelta(minutes=3), timedelta(seconds=10), after_run,
+        pipeline.project, scenario_feed(pipeline.project, pipeline.raw_tables, ORIGIN, water_levels=SCENARIO),
+        ORIGIN, ORIGIN + timedelta(minutes=36), timedelta(minutes=3), timedelta(seconds=10), after_run,
+        pipeline_tag=pipeline.pipeline_tag,
     )
     return {"pipeline": pipeline, "observed": observed}
 
@@ -120,7 +121,7 @@ def test_rerun_at_the_same_run_time_changes_nothing(scheduled_history: dict[str,
     version = latest_version(pipeline.spark, pipeline.means_table, fmt)
     history = f"{pipeline.project.target_schema()}.water_level_window_means_history"
     versions_before = pipeline.spark.table(history).count()
-    report = run_pipeline(pipeline.project, last_run_time)
+    report = pipeline.run(last_run_time)
     commits = commits_after(pipeline.spark, pipeline.means_table, fmt, version)
     assert pipeline.spark.table(history).count() == versions_before
     assert report.rows_written == 0
@@ -216,7 +217,7 @@ def test_full_refresh_gives_bit_identical_results(scheduled_history: dict[str, A
     run_time = scheduled_history["observed"][-1]["report"].run_time
     columns = "window_start, location, reading_count, mean_value, value_sum, readings_digest"
     incremental = pipeline.spark.sql(f"select {columns} from {pipeline.means_table}").collect()
-    pipeline.project.invoke(["run", "--full-refresh"], {"run_time": run_time.strftime("%Y-%m-%d %H:%M:%S")})
+    pipeline.project.invoke(["run", "--full-refresh", "--select", f"+tag:{pipeline.pipeline_tag}"], {"run_time": run_time.strftime("%Y-%m-%d %H:%M:%S")})
     rebuilt = pipeline.spark.sql(f"select {columns} from {pipeline.means_table}").collect()
     key = lambda row: (row["window_start"], row["location"])  # noqa: E731
     assert sorted(incremental, key=key) == sorted(rebuilt, key=key)

@@ -18,24 +18,10 @@ typed as (
 
 ),
 
-versioned as (
+versions as (
 
-    -- All versions of a reading, each with the arrival of the next one: a version is current
-    -- from its own ingested_at until superseded_at (null while it is the latest).
-    select
-        event_id,
-        location,
-        event_time,
-        reading_value,
-        ingested_at,
-        lead(ingested_at) over reading_versions as superseded_at,
-        lag(event_time) over reading_versions as previous_version_event_time
-    from typed
-    window reading_versions as (
-        partition by event_id
-        order by ingested_at, event_time, reading_value, location
-    )
+    {{ late_data_version_chain('typed', tie_breaker_columns=['reading_value', 'location']) }}
 
 )
 
-select * from versioned
+select * from versions

@@ -1,0 +1,58 @@
+{#- Both series in one relation, each windowed with its own source's late window, so one
+    checksum covers a page's window whichever series changed. -#}
+
+with
+
+windowed_errors as (
+
+    {{ late_data_windowed(ref('stg_web__page_errors'), late_data_late_window_seconds(['page_errors'])) }}
+
+),
+
+windowed_views as (
+
+    {{ late_data_windowed(ref('stg_web__page_views'), late_data_late_window_seconds(['page_views'])) }}
+
+),
+
+page_counts as (
+
+    select
+        'page_errors' as source_table,
+        event_id,
+        page,
+        event_time,
+        error_count,
+        0 as view_count,
+        ingested_at,
+        superseded_at,
+        previous_version_event_time,
+        window_start,
+        window_end,
+        final_at,
+        previous_version_final_at,
+        partition_start
+    from windowed_errors
+
+    union all
+
+    select
+        'page_views' as source_table,
+        event_id,
+        page,
+        event_time,
+        0 as error_count,
+        view_count,
+        ingested_at,
+        superseded_at,
+        previous_version_event_time,
+        window_start,
+        window_end,
+        final_at,
+        previous_version_final_at,
+        partition_start
+    from windowed_views
+
+)
+
+select * from page_counts

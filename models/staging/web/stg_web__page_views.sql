@@ -1,0 +1,27 @@
+with
+
+source as (
+
+    select * from {{ source('web', 'page_views') }}
+
+),
+
+typed as (
+
+    select
+        cast(event_id as string) as event_id,
+        cast(page as string) as page,
+        cast(event_time as timestamp) as event_time,
+        cast(value as bigint) as view_count,  -- noqa: RF04
+        cast(ingested_at as timestamp) as ingested_at
+    from source
+
+),
+
+versions as (
+
+    {{ late_data_version_chain('typed', tie_breaker_columns=['view_count', 'page']) }}
+
+)
+
+select * from versions

@@ -1,0 +1,243 @@
+"""The second pipeline: per-page error rates from two late series, through the shared macros."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from late_data.backfill import run_backfill
+from late_data.generator import PageScenario
+from late_data.oracle import compare_error_rates, expected_error_rates
+from late_data.pipeline import RunReport, run_simulated, scenario_feed
+from late_data.raw_tables import PageCount, append_page_counts
+from late_data.table_history import commits_after, latest_version
+from tests.conftest import TEST_VARS, Pipeline
+
+# Page views may arrive later than page errors: each source has its own late window.
+RATE_VARS = {**TEST_VARS, "late_window_seconds_by_source": {"page_views": 900}}
+ERRORS_LATE_WINDOW, VIEWS_LATE_WINDOW = 600, 900
+ORIGIN = datetime(2026, 5, 1, 9, 0, 0)
+SCENARIO = PageScenario(pages=6, late_share=0.3, max_lateness_seconds=900, too_late_share=0.01, late_window_seconds=900)
+
+
+def rates_pipeline(project: Any) -> Pipeline:
+    return Pipeline(project, RATE_VARS, pipeline_tag="web_pages")
+
+
+def partition_of(moment: datetime) -> datetime:
+    size = TEST_VARS["partition_size_seconds"]
+    return datetime(1970, 1, 1) + timedelta(seconds=((moment - datetime(1970, 1, 1)).total_seconds() // size) * size)
+
+
+def expected(pipeline: Pipeline, run_time: datetime) -> Any:
+    return expected_error_rates(
+        pipeline.spark, pipeline.raw_tables["page_errors"], pipeline.raw_tables["page_views"], run_time,
+        TEST_VARS["window_size_seconds"], ERRORS_LATE_WINDOW, VIEWS_LATE_WINDOW,
+    )
+
+
+def touched_since(pipeline: Pipeline, version: int | None) -> set[datetime]:
+    fmt = pipeline.project.environment.table_format
+    return set().union(*(c.partitions_touched for c in commits_after(pipeline.spark, pipeline.rates_table, fmt, version)))
+
+
+def version_of(pipeline: Pipeline) -> int | None:
+    return latest_version(pipeline.spark, pipeline.rates_table, pipeline.project.environment.table_format)
+
+
+@pytest.fixture(scope="module")
+def scheduled_rates(project: Any) -> dict[str, Any]:
+    """Runs every 3 simulated minutes for 30 minutes, checked against the oracle after each run."""
+    pipeline = rates_pipeline(project)
+    observed: list[dict[str, Any]] = []
+    previous: dict[str, Any] = {"run_time": None, "version": None}
+
+    def after_run(report: RunReport) -> None:
+        comparison = compare_error_rates(
+            pipeline.spark, pipeline.raw_tables["page_errors"], pipeline.raw_tables["page_views"],
+            pipeline.rates_table, report.run_time, TEST_VARS["window_size_seconds"],
+            ERRORS_LATE_WINDOW, VIEWS_LATE_WINDOW,
+        )
+        new = expected(pipeline, report.run_time)
+        if previous["run_time"] is None:
+            changed = new
+        else:
+            old = expected(pipeline, previous["run_time"])
+            changed = new.exceptAll(old).unionByName(old.exceptAll(new))
+        observed.append(
+            {
+                "report": report,
+                "comparison": comparison,
+                "touched": touched_since(pipeline, previous["version"]),
+                "oracle_changed": {partition_of(r["window_start"]) for r in changed.select("window_start").collect()},
+            }
+        )
+        previous.update(run_time=report.run_time, version=version_of(pipeline))
+
+    run_simulated(
+        pipeline.project, scenario_feed(pipeline.project, pipeline.raw_tables, ORIGIN, pages=SCENARIO),
+        ORIGIN, ORIGIN + timedelta(minutes=30), timedelta(minutes=3), timedelta(seconds=10), after_run,
+        pipeline_tag=pipeline.pipeline_tag,
+    )
+    return {"pipeline": pipeline, "observed": observed}
+
+
+def test_rates_match_the_oracle_after_every_run(scheduled_rates: dict[str, Any]) -> None:
+    observed = scheduled_rates["observed"]
+    assert len(observed) == 10
+    for step in observed:
+        assert step["comparison"].windows_checked > 0
+        assert step["comparison"].mismatched == 0, (step["report"].run_time, step["comparison"].examples)
+    # Not vacuous: both series had late rows, and some windows have views but no errors (0 %).
+    pipeline: Pipeline = scheduled_rates["pipeline"]
+    for source_table in ("page_errors", "page_views"):
+        late = pipeline.spark.sql(
+            f"select count(*) from {pipeline.raw_tables[source_table]} where ingested_at > event_time + interval 2 minutes"
+        ).first()[0]
+        assert late > 20, source_table
+    zero = pipeline.spark.sql(f"select count(*) from {pipeline.rates_table} where error_count = 0").first()[0]
+    assert zero > 0
+    assert pipeline.spark.sql(
+        f"select count(*) from {pipeline.rates_table} where error_count = 0 and error_rate_percent != 0"
+    ).first()[0] == 0
+
+
+def test_only_partitions_whose_rates_changed_are_rewritten(scheduled_rates: dict[str, Any]) -> None:
+    observed = scheduled_rates["observed"]
+    for step in observed:
+        assert step["touched"] <= step["oracle_changed"], step["report"].run_time
+    assert any(step["touched"] for step in observed[1:])
+
+
+def test_rate_history_and_full_refresh(scheduled_rates: dict[str, Any]) -> None:
+    pipeline: Pipeline = scheduled_rates["pipeline"]
+    schema = pipeline.project.target_schema()
+    reasons = {
+        row["revision_reason"]
+        for row in pipeline.spark.sql(f"select distinct revision_reason from {schema}.page_error_rate_revisions").collect()
+    }
+    assert {"initial", "late_data", "finalized"} <= reasons
+    run_time = scheduled_rates["observed"][-1]["report"].run_time
+    columns = "window_start, page, error_count, view_count, error_rate_percent, counted_rows, is_final, counts_digest"
+    incremental = pipeline.spark.sql(f"select {columns} from {pipeline.rates_table}").collect()
+    pipeline.project.invoke(
+        ["run", "--full-refresh", "--select", "+page_error_rates"], {"run_time": run_time.strftime("%Y-%m-%d %H:%M:%S")}
+    )
+    rebuilt = pipeline.spark.sql(f"select {columns} from {pipeline.rates_table}").collect()
+    key = lambda row: (row["window_start"], row["page"])  # noqa: E731
+    assert sorted(incremental, key=key) == sorted(rebuilt, key=key)
+    assert len(rebuilt) > 100
+
+
+T0 = datetime(2026, 5, 2, 8, 0, 0)
+
+
+def at(minutes: float) -> datetime:
+    return T0 + timedelta(minutes=minutes)
+
+
+def rate_row(pipeline: Pipeline, page: str, window_start: datetime) -> dict | None:
+    rows = pipeline.spark.sql(
+        f"select * from {pipeline.rates_table}"
+        f" where page = '{page}' and window_start = timestamp'{window_start:%Y-%m-%d %H:%M:%S}'"
+    ).collect()
+    return rows[0].asDict() if rows else None
+
+
+def test_a_late_row_in_either_series_rewrites_only_its_partition(project: Any, tmp_path) -> None:
+    pipeline = rates_pipeline(project)
+    errors, views = pipeline.raw_tables["page_errors"], pipeline.raw_tables["page_views"]
+    append_page_counts(pipeline.spark, views, [
+        PageCount("v1", "/home", at(0.5), 90, at(0.6)),
+        PageCount("v2", "/home", at(6.5), 50, at(6.6)),
+    ])
+    append_page_counts(pipeline.spark, errors, [PageCount("e1", "/home", at(6.5), 50, at(6.6))])
+    pipeline.run(at(8))
+    home = rate_row(pipeline, "/home", at(0))
+    assert (home["error_count"], home["view_count"], home["error_rate_percent"]) == (0, 90, 0.0)  # views, no errors
+    assert rate_row(pipeline, "/home", at(6))["error_rate_percent"] == 50.0
+    assert rate_row(pipeline, "/home", at(1)) is None  # neither series: no row
+
+    before = version_of(pipeline)
+    append_page_counts(pipeline.spark, errors, [PageCount("e2", "/home", at(0.7), 10, at(8.5))])  # late error
+    pipeline.run(at(9))
+    assert rate_row(pipeline, "/home", at(0))["error_rate_percent"] == 10.0
+    assert touched_since(pipeline, before) == {at(0)}
+
+    before = version_of(pipeline)
+    append_page_counts(pipeline.spark, views, [PageCount("v4", "/home", at(6.8), 100, at(9.5))])  # late views
+    pipeline.run(at(10))
+    assert rate_row(pipeline, "/home", at(6))["error_rate_percent"] == 25.0
+    assert touched_since(pipeline, before) == {at(5)}
+
+    # Errors have 600 s, views 900 s: after 08:11 the 08:00 window is closed to errors, open to views.
+    append_page_counts(pipeline.spark, errors, [PageCount("e3", "/home", at(0.8), 5, at(12.5))])  # too late
+    append_page_counts(pipeline.spark, views, [PageCount("v5", "/home", at(0.9), 15, at(12.5))])  # in time
+    report = pipeline.run(at(13))
+    home = rate_row(pipeline, "/home", at(0))
+    assert (home["error_count"], home["view_count"], home["is_final"], report.too_late_rows) == (10, 105, False, 1)
+
+    # A backfill including too-late rows revises the final window, with a manifest entry for it.
+    pipeline.run(at(30))
+    changes, _ = run_backfill(
+        pipeline.project, at(0), at(5), timedelta(hours=1), include_too_late=True, run_time=at(30.5), manifest_dir=tmp_path
+    )
+    assert [(c.table, c.partition_start, c.sum_before, c.sum_after) for c in changes] == [
+        ("page_error_rates", at(0), 115, 120)
+    ]
+    assert rate_row(pipeline, "/home", at(0))["error_count"] == 15
+    last = pipeline.spark.sql(
+        f"select revision_reason from {pipeline.project.target_schema()}.page_error_rate_revisions"
+        f" where page = '/home' and window_start = timestamp'{at(0):%Y-%m-%d %H:%M:%S}' order by version_number desc"
+    ).first()
+    assert last["revision_reason"] == "backfill"
+
+
+def test_recommended_late_window_matches_a_constructed_distribution(project: Any) -> None:
+    """1,000 rows arriving 1..1,000 s after their window ended: the smallest late window capturing
+    99.9 % of them is 999 s; the configured 600 s captures 60 % and the test warns."""
+    pipeline = rates_pipeline(project)
+    counts = [
+        PageCount(f"v{k}", "/home", at(k % 50), 1, at(k % 50) + timedelta(seconds=60 + k))
+        for k in range(1, 1001)
+    ]
+    append_page_counts(pipeline.spark, pipeline.raw_tables["page_views"], counts)
+    schema = pipeline.project.target_schema()
+
+    def recommendation(project_vars: dict) -> dict:
+        pipeline.project.use_vars(project_vars)
+        pipeline.project.invoke(["run", "--select", "+tag:lateness"], {"run_time": "2026-05-02 09:00:00"})
+        test = pipeline.project.invoke(
+            ["test", "--select", "assert_late_window_captures_target_share"], {"run_time": "2026-05-02 09:00:00"}
+        )
+        row = pipeline.spark.sql(
+            f"select * from {schema}.late_window_recommendations where source_table = 'page_views'"
+        ).first().asDict()
+        (status,) = [str(result.status) for result in test.result.results if result.node.resource_type == "test"]
+        return {**row, "test_status": status}
+
+    configured = recommendation(TEST_VARS)
+    assert configured["arrived_rows"] == 1000
+    assert configured["recommended_late_window_seconds"] == 999
+    assert configured["configured_late_window_seconds"] == 600
+    assert configured["configured_captured_share"] == pytest.approx(0.6)
+    assert configured["test_status"] == "warn"
+
+    widened = recommendation({**TEST_VARS, "late_window_seconds_by_source": {"page_views": 999}})
+    assert widened["configured_captured_share"] == pytest.approx(0.999)
+    assert widened["test_status"] == "pass"
+    assert recommendation({**TEST_VARS, "late_window_target_share": 0.5})["recommended_late_window_seconds"] == 500
+
+    distribution = pipeline.spark.sql(
+        f"select * from {schema}.source_lateness_distribution where source_table = 'page_views' and series_key is null"
+    ).first()
+    # Lateness from the event time is 60 + k - (seconds into the minute) = 60 + k here: 61 .. 1060.
+    assert distribution["max_lateness_seconds"] == 1060
+    assert distribution["p50_lateness_seconds"] == pytest.approx(560.5)
+    hourly = pipeline.spark.sql(
+        f"select sum(arrived_rows), sum(late_rows), sum(too_late_rows) from {schema}.source_lateness_by_hour"
+        " where source_table = 'page_views'"
+    ).first()
+    assert tuple(hourly) == (1000, 1000, 400)
