@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup demo test lint pytest clean
+.PHONY: setup demo test lint pytest bench bench-quick clean
 
 setup: $(INSTALLED)
 
@@ -30,6 +30,13 @@ pytest: setup
 	$(BIN)/pytest python/tests
 
 test: lint pytest
+
+# Changed partitions vs microbatch vs full refresh vs the floor; writes bench/results.{csv,md,png}.
+bench: setup
+	$(BIN)/late-data bench --out bench
+
+bench-quick: setup
+	$(BIN)/late-data bench --quick --out bench/quick
 
 clean:
 	rm -rf $(VENV) .late_data target logs

@@ -1,11 +1,14 @@
-"""Measurements on this machine: per-run cost of the scheduled path as history grows."""
+"""Measurements on this machine: the scheduled path against its alternatives, and its cost as history grows."""
 
 from __future__ import annotations
 
 import logging
 import statistics
-from dataclasses import dataclass
+import time
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -82,3 +85,249 @@ def measure_history_cost(project: DbtProject, days: float, runs: int, scenario: 
         median_model_seconds=statistics.median(model_seconds),
         median_run_seconds=statistics.median(run_seconds),
     )
+
+
+# --- Changed partitions against the alternatives, side by side on the same data and run times ---
+
+BENCH_ORIGIN = datetime(2026, 6, 1)
+BENCH_LATENESS = {
+    # Every 10 s each location sends one reading from anywhere in the last hour: nearly every window changes.
+    "heavy": {"late_share": 1.0, "lateness": "uniform"},
+    # About 1 % of readings late, long-tailed.
+    "sparse": {"late_share": 0.01, "lateness": "long_tail"},
+}
+STRATEGIES = ("changed_partitions", "microbatch", "full_refresh", "floor")
+# The benchmark's settings: hourly partitions, so microbatch's hourly batches are partitions too.
+BENCH_VARS = {"late_window_seconds": 3600, "window_size_seconds": 60, "partition_size_seconds": 3600, "late_data_bench": True}
+MEANS = "water_level_window_means"
+MICROBATCH = "water_level_window_means_microbatch"
+FLOOR = "bench_floor_window_means"
+
+
+@dataclass(frozen=True)
+class BenchCell:
+    locations: int
+    history_hours: float
+    lateness: str
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    locations: int
+    history_hours: float
+    lateness: str
+    strategy: str
+    runs: int
+    median_s: float
+    partitions_rewritten: float
+    files_rewritten: float
+
+
+FULL_MATRIX = tuple(
+    [BenchCell(locations, 2, lateness) for locations in (100, 1_000, 10_000) for lateness in ("heavy", "sparse")]
+    + [BenchCell(1_000, 24, "sparse"), BenchCell(1_000, 168, "sparse")]
+)
+QUICK_MATRIX = (BenchCell(20, 2.1, "heavy"), BenchCell(20, 2.1, "sparse"))
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _ceil_hour(moment: datetime) -> datetime:
+    floor = moment.replace(minute=0, second=0, microsecond=0)
+    return floor if floor == moment else floor + timedelta(hours=1)
+
+
+def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> list[BenchResult]:
+    """Generate the cell's history, build every strategy's table once (untimed), then time `runs`
+    scheduled runs one minute apart, each strategy on the same data and run time."""
+    from late_data.table_history import commits_after, latest_version
+
+    project.use_vars(BENCH_VARS)
+    reset_schemas(project)
+    spark, schema = project.spark, project.target_schema()
+    raw_table = ensure_raw_tables(spark, project.raw_schema(), project.environment.table_format)["water_level_readings"]
+    scenario = Scenario(locations=cell.locations, **BENCH_LATENESS[cell.lateness])
+    history_end = BENCH_ORIGIN + timedelta(hours=cell.history_hours)
+    moment, chunk = BENCH_ORIGIN, timedelta(hours=max(1, 600 // cell.locations))
+    with tqdm(total=cell.history_hours, desc=f"generate {cell}", unit="h", leave=False) as progress:
+        while moment < history_end:
+            upto = min(moment + chunk, history_end)
+            generate(spark, raw_table, scenario, BENCH_ORIGIN, moment, upto)
+            progress.update((upto - moment) / timedelta(hours=1))
+            moment = upto
+    run_time = history_end + timedelta(seconds=10)
+    generate(spark, raw_table, scenario, BENCH_ORIGIN, history_end, run_time)
+    project.invoke(["build", "--select", f"+{MEANS}", "--resource-type", "model"], {"run_time": _stamp(run_time)})
+    # The peers start from the same table (built batch by batch, a week of history would take hours).
+    for table in (MICROBATCH, FLOOR):
+        spark.sql(
+            f"create table {schema}.{table} using {project.environment.table_format} partitioned by (partition_start)"
+            f" as select window_start, location, partition_start, reading_count, mean_value, is_final from {schema}.{MEANS}"
+        )
+
+    timings: dict[str, list[tuple[float, int, int]]] = {strategy: [] for strategy in STRATEGIES}
+    previous = run_time
+    for step in tqdm(range(1, runs + 1), desc=f"runs {cell}", unit="run", leave=False):
+        run_time = history_end + timedelta(minutes=step, seconds=10)
+        generate(spark, raw_table, scenario, BENCH_ORIGIN, previous, run_time)
+        _cache_changed_windows(spark, schema, previous, run_time)
+        for strategy in STRATEGIES:
+            table = f"{schema}.{FLOOR if strategy == 'floor' else MICROBATCH if strategy == 'microbatch' else MEANS}"
+            version = latest_version(spark, table, project.environment.table_format)
+            started = time.perf_counter()
+            _run_strategy(project, strategy, previous, run_time)
+            seconds = time.perf_counter() - started
+            commits = commits_after(spark, table, project.environment.table_format, version)
+            partitions = set().union(*(commit.partitions_touched for commit in commits))
+            files = sum(commit.files_added + commit.files_removed for commit in commits)
+            timings[strategy].append((seconds, len(partitions), files))
+            log.info("%s %s run %d: %.2f s, %d partitions, %d files", cell, strategy, step, seconds, len(partitions), files)
+        previous = run_time
+    _check_strategies_agree(spark, schema)
+    return [
+        BenchResult(
+            locations=cell.locations, history_hours=cell.history_hours, lateness=cell.lateness, strategy=strategy,
+            runs=runs,
+            median_s=statistics.median(t[0] for t in timings[strategy]),
+            partitions_rewritten=statistics.median(t[1] for t in timings[strategy]),
+            files_rewritten=statistics.median(t[2] for t in timings[strategy]),
+        )
+        for strategy in STRATEGIES
+    ]
+
+
+def _run_strategy(project: DbtProject, strategy: str, previous: datetime, run_time: datetime) -> None:
+    schema = project.target_schema()
+    if strategy == "changed_partitions":
+        project.invoke(["run", "--select", MEANS], {"run_time": _stamp(run_time)})
+    elif strategy == "microbatch":
+        late = timedelta(seconds=BENCH_VARS["late_window_seconds"] + BENCH_VARS["window_size_seconds"])
+        # The batches a late row can reach: lookback covering the late window, whatever changed.
+        _run_microbatch(project, min(previous, run_time) - late, run_time)
+    elif strategy == "full_refresh":
+        project.invoke(["run", "--full-refresh", "--select", MEANS], {"run_time": _stamp(run_time)})
+    else:
+        project.spark.sql(_floor_merge(schema, run_time))
+
+
+def _run_microbatch(project: DbtProject, start: datetime, run_time: datetime) -> None:
+    project.invoke(
+        [
+            "run", "--select", MICROBATCH,
+            "--event-time-start", _stamp(start.replace(minute=0, second=0, microsecond=0)),
+            "--event-time-end", _stamp(_ceil_hour(run_time)),
+        ],
+        {"run_time": _stamp(run_time)},
+    )
+
+
+def _floor_select(schema: str, run_time: datetime) -> str:
+    """The means of the windows in bench_changed_windows, straight from the product's windowed
+    view: the same rows, no dbt."""
+    restrict = (
+        "left semi join bench_changed_windows as changed"
+        " on readings.window_start = changed.window_start and readings.location = changed.location"
+    )
+    at = f"timestamp'{_stamp(run_time)}'"
+    return f"""
+        select readings.window_start, readings.location, readings.partition_start, count(*) as reading_count,
+            cast(sum(cast(reading_value as decimal(28, 9))) as double) / count(*) as mean_value,
+            max(final_at) <= {at} as is_final
+        from {schema}.int_water_level_readings__windowed as readings {restrict}
+        where ingested_at <= least({at}, final_at) and coalesce(superseded_at > least({at}, final_at), true)
+        group by readings.window_start, readings.location, readings.partition_start
+    """
+
+
+def _cache_changed_windows(spark: Any, schema: str, previous: datetime, run_time: datetime) -> None:
+    """The floor's perfect knowledge, computed outside its timing: the windows that received rows
+    or became final since the previous run."""
+    spark.sql("uncache table if exists bench_changed_windows")
+    spark.sql(
+        f"""
+        create or replace temporary view bench_changed_windows as
+        select distinct window_start, location from {schema}.int_water_level_readings__windowed
+        where (ingested_at > timestamp'{_stamp(previous)}' and ingested_at <= timestamp'{_stamp(run_time)}')
+            or (final_at > timestamp'{_stamp(previous)}' and final_at <= timestamp'{_stamp(run_time)}')
+        """
+    )
+    spark.sql("cache table bench_changed_windows")
+
+
+def _floor_merge(schema: str, run_time: datetime) -> str:
+    return f"""
+        merge into {schema}.{FLOOR} as target
+        using ({_floor_select(schema, run_time)}) as fresh
+        on target.window_start = fresh.window_start and target.location = fresh.location
+        when matched then update set *
+        when not matched then insert *
+    """
+
+
+def _check_strategies_agree(spark: Any, schema: str) -> None:
+    """A benchmark of wrong answers is worthless: all four tables must hold the same windows."""
+    columns = "window_start, location, reading_count, round(mean_value, 9) as mean_value, is_final"
+    reference = spark.sql(f"select {columns} from {schema}.{MEANS}")
+    for table in (MICROBATCH, FLOOR):
+        other = spark.sql(f"select {columns} from {schema}.{table}")
+        differing = reference.exceptAll(other).count() + other.exceptAll(reference).count()
+        if differing:
+            raise RuntimeError(f"benchmark: {table} differs from {MEANS} in {differing} rows")
+
+
+def write_bench_outputs(results: list[BenchResult], out_dir: Path, machine: str) -> list[Path]:
+    """bench/results.csv, bench/results.md (table and ratios) and bench/results.png."""
+    import csv
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    csv_path, md_path, png_path = out_dir / "results.csv", out_dir / "results.md", out_dir / "results.png"
+    with csv_path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(BenchResult.__dataclass_fields__))
+        writer.writeheader()
+        writer.writerows(asdict(result) for result in results)
+    cells = sorted({(r.locations, r.history_hours, r.lateness) for r in results})
+    median = {(r.locations, r.history_hours, r.lateness, r.strategy): r.median_s for r in results}
+    lines = [
+        f"# Benchmark: changed partitions against the alternatives\n\n{machine}\n",
+        "Median seconds per warm scheduled run (one Spark session), same data and run times per cell.\n",
+        "| locations | history h | lateness | changed partitions | microbatch | full refresh | floor |"
+        " ours / microbatch | ours / full refresh | ours / floor |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for cell in cells:
+        ours, micro, full, floor = (median[(*cell, strategy)] for strategy in STRATEGIES)
+        lines.append(
+            f"| {cell[0]:,} | {cell[1]:g} | {cell[2]} | {ours:.2f} | {micro:.2f} | {full:.2f} | {floor:.2f}"
+            f" | {ours / micro:.2f} | {ours / full:.2f} | {ours / floor:.2f} |"
+        )
+    lines += ["", "Partitions and files rewritten per run (medians, from the table format's commit metadata):", "",
+              "| locations | history h | lateness | strategy | partitions | files |", "|---:|---:|---|---|---:|---:|"]
+    lines += [
+        f"| {r.locations:,} | {r.history_hours:g} | {r.lateness} | {r.strategy} | {r.partitions_rewritten:g} | {r.files_rewritten:g} |"
+        for r in results
+    ]
+    md_path.write_text("\n".join(lines) + "\n\n![medians](results.png)\n")
+    _plot_bench(results, cells, png_path)
+    return [csv_path, md_path, png_path]
+
+
+def _plot_bench(results: list[BenchResult], cells: list[tuple[int, float, str]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(10, 4))
+    width = 0.2
+    for offset, strategy in enumerate(STRATEGIES):
+        values = [next(r.median_s for r in results if (r.locations, r.history_hours, r.lateness, r.strategy) == (*cell, strategy)) for cell in cells]
+        axis.bar([i + offset * width for i in range(len(cells))], values, width, label=strategy)
+    axis.set_xticks([i + 1.5 * width for i in range(len(cells))])
+    axis.set_xticklabels([f"{c[0]:,} loc\n{c[1]:g} h {c[2]}" for c in cells], fontsize=8)
+    axis.set(yscale="log", ylabel="median seconds per run")
+    axis.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=90)
+    plt.close(figure)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 from late_data.backfill import run_backfill
+from late_data.benchmarks import BENCH_LATENESS, BenchCell
 from late_data.dbt_project import DbtInvocationError, DbtProject
 from late_data.environment import SetupError, prepare_environment
 from late_data.generator import LATENESS_PROFILES, PageScenario, Scenario
@@ -16,6 +19,22 @@ from late_data.pipeline import run_real_clock, run_simulated, scenario_feed
 from late_data.raw_tables import ensure_raw_tables
 
 log = logging.getLogger("late_data")
+
+
+def memory_gib() -> int:
+    return round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30)
+
+
+def parse_cell(text: str) -> BenchCell:
+    try:
+        locations, hours, lateness = text.split(":")
+        if lateness not in BENCH_LATENESS:
+            raise ValueError(lateness)
+        return BenchCell(int(locations), float(hours), lateness)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a cell: use LOCATIONS:HOURS:LATENESS with lateness in {sorted(BENCH_LATENESS)}"
+        ) from None
 
 
 def parse_time(text: str) -> datetime:
@@ -107,6 +126,17 @@ def build_parser() -> argparse.ArgumentParser:
     history_cost.add_argument("--days", type=float, nargs="+", default=[1.0, 7.0])
     history_cost.add_argument("--runs", type=int, default=5)
 
+    bench = commands.add_parser(
+        "bench", help="changed partitions vs microbatch vs full refresh vs a hand-written floor (resets the schemas)"
+    )
+    bench.add_argument("--quick", action="store_true", help="a small smoke matrix instead of the full one")
+    bench.add_argument(
+        "--cell", dest="cells", action="append", type=parse_cell, metavar="LOCATIONS:HOURS:LATENESS",
+        help="measure only these cells, e.g. 1000:2:heavy (repeatable)",
+    )
+    bench.add_argument("--runs", type=int, default=None, help="timed runs per cell (default: 5, quick: 2)")
+    bench.add_argument("--out", type=Path, default=Path("bench"), help="directory for results.csv/.md/.png")
+
     check = commands.add_parser("check", help="compare every window with a from-scratch recomputation")
     check.add_argument("--run-time", type=parse_time, required=True)
 
@@ -144,6 +174,16 @@ def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
         costs = [measure_history_cost(project, days, args.runs) for days in args.days]
         for cost in costs:
             print(cost.line(), flush=True)
+        return 0
+    if args.command == "bench":
+        from late_data.benchmarks import FULL_MATRIX, QUICK_MATRIX, bench_cell, write_bench_outputs
+
+        runs = args.runs or (2 if args.quick else 5)
+        cells = args.cells or (QUICK_MATRIX if args.quick else FULL_MATRIX)
+        results = [result for cell in cells for result in bench_cell(project, cell, runs)]
+        machine = f"Measured {datetime.now(timezone.utc):%Y-%m-%d} on {os.cpu_count()} cores, {memory_gib()} GiB, Spark local[*]."
+        for path in write_bench_outputs(results, args.out, machine):
+            print(f"bench: wrote {path}")
         return 0
     if args.command == "demo":
         mismatched = run_demo(project, args.hours, timedelta(seconds=args.interval), timedelta(seconds=args.offset))

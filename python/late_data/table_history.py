@@ -15,6 +15,8 @@ class Commit:
     partitions_removed: frozenset[Any]
     records_added: int
     records_removed: int
+    files_added: int
+    files_removed: int
 
     @property
     def partitions_touched(self) -> frozenset[Any]:
@@ -42,7 +44,9 @@ def _iceberg_commits_after(spark: Any, table: str, version: int | None, partitio
         f"select snapshot_id, operation, committed_at from {table}.snapshots order by committed_at"
     ).collect()
     sequence = [row["snapshot_id"] for row in snapshots]
-    newer = sequence[sequence.index(version) + 1 :] if version is not None else sequence
+    # A version missing from the log means the table was dropped and re-created since (a full
+    # refresh): then every commit of the new table came after it.
+    newer = sequence[sequence.index(version) + 1 :] if version in sequence else sequence
     if not newer:
         return []
     ids = ", ".join(str(snapshot_id) for snapshot_id in newer)
@@ -66,6 +70,8 @@ def _iceberg_commits_after(spark: Any, table: str, version: int | None, partitio
                 partitions_removed=frozenset(e["partition_value"] for e in removed),
                 records_added=sum(e["records"] for e in added),
                 records_removed=sum(e["records"] for e in removed),
+                files_added=len(added),
+                files_removed=len(removed),
             )
         )
     return commits
@@ -94,6 +100,8 @@ def _delta_commits_after(spark: Any, table: str, version: int | None, partition_
                 partitions_removed=frozenset(f["partitionValues"].get(partition_column) for f in removed),
                 records_added=records(added),
                 records_removed=records(removed),
+                files_added=len(added),
+                files_removed=len(removed),
             )
         )
     return commits

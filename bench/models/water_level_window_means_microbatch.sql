@@ -1,0 +1,44 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='microbatch',
+        event_time='window_start',
+        batch_size='hour',
+        begin='2020-01-01',
+        lookback=1,
+        partition_by=['partition_start'],
+        enabled=var('late_data_bench', false),
+        tags=['bench'],
+    )
+}}
+
+{#- The benchmark's peer of water_level_window_means: dbt's own microbatch strategy, recomputing
+    every hourly batch in its range (the benchmark passes --event-time-start/--event-time-end
+    covering the late window), changed or not. Same rows counted, same means. Not part of the
+    product: enabled only with var late_data_bench. -#}
+
+with
+
+counted_readings as (
+
+    select *
+    from {{ ref('int_water_level_readings__windowed') }}
+    where {{ late_data_counts_as_of(late_data_run_time()) }}
+
+),
+
+window_means as (
+
+    select
+        window_start,
+        location,
+        partition_start,
+        count(*) as reading_count,
+        cast({{ late_data_exact_sum('reading_value') }} as double) / count(*) as mean_value,
+        max(final_at) <= {{ late_data_run_time() }} as is_final
+    from counted_readings
+    group by window_start, location, partition_start
+
+)
+
+select * from window_means
