@@ -142,8 +142,6 @@ def _ceil_hour(moment: datetime) -> datetime:
 def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> list[BenchResult]:
     """Generate the cell's history, build every strategy's table once (untimed), then time `runs`
     scheduled runs one minute apart, each strategy on the same data and run time."""
-    from late_data.table_history import commits_after, latest_version
-
     project.use_vars(BENCH_VARS)
     reset_schemas(project)
     spark, schema = project.spark, project.target_schema()
@@ -167,8 +165,34 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> list[BenchRes
             f" as select window_start, location, partition_start, reading_count, mean_value, is_final from {schema}.{MEANS}"
         )
 
+    try:
+        timings = _timed_runs(project, cell, scenario, raw_table, history_end, run_time, runs)
+    finally:
+        # The cached view holds this cell's tables; dropping the schemas does not evict it.
+        spark.sql("uncache table if exists bench_changed_windows")
+        spark.sql("drop view if exists bench_changed_windows")
+    _check_strategies_agree(spark, schema)
+    return [
+        BenchResult(
+            locations=cell.locations, history_hours=cell.history_hours, lateness=cell.lateness, strategy=strategy,
+            runs=runs,
+            median_s=statistics.median(t[0] for t in timings[strategy]),
+            partitions_rewritten=statistics.median(t[1] for t in timings[strategy]),
+            files_rewritten=statistics.median(t[2] for t in timings[strategy]),
+        )
+        for strategy in STRATEGIES
+    ]
+
+
+def _timed_runs(
+    project: DbtProject, cell: BenchCell, scenario: Scenario, raw_table: str, history_end: datetime,
+    previous: datetime, runs: int,
+) -> dict[str, list[tuple[float, int, int]]]:
+    """Per strategy, (seconds, partitions rewritten, files rewritten) of each of `runs` runs."""
+    from late_data.table_history import commits_after, latest_version
+
+    spark, schema = project.spark, project.target_schema()
     timings: dict[str, list[tuple[float, int, int]]] = {strategy: [] for strategy in STRATEGIES}
-    previous = run_time
     for step in tqdm(range(1, runs + 1), desc=f"runs {cell}", unit="run", leave=False):
         run_time = history_end + timedelta(minutes=step, seconds=10)
         generate(spark, raw_table, scenario, BENCH_ORIGIN, previous, run_time)
@@ -185,17 +209,7 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> list[BenchRes
             timings[strategy].append((seconds, len(partitions), files))
             log.info("%s %s run %d: %.2f s, %d partitions, %d files", cell, strategy, step, seconds, len(partitions), files)
         previous = run_time
-    _check_strategies_agree(spark, schema)
-    return [
-        BenchResult(
-            locations=cell.locations, history_hours=cell.history_hours, lateness=cell.lateness, strategy=strategy,
-            runs=runs,
-            median_s=statistics.median(t[0] for t in timings[strategy]),
-            partitions_rewritten=statistics.median(t[1] for t in timings[strategy]),
-            files_rewritten=statistics.median(t[2] for t in timings[strategy]),
-        )
-        for strategy in STRATEGIES
-    ]
+    return timings
 
 
 def _run_strategy(project: DbtProject, strategy: str, previous: datetime, run_time: datetime) -> None:

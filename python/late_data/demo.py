@@ -25,6 +25,8 @@ DEMO_PAGES = PageScenario(pages=20, late_share=0.2, lateness="long_tail", too_la
 
 
 def reset_schemas(project: DbtProject) -> None:
+    # Cached plans would keep pointing at the dropped tables (Iceberg then refuses the new ones).
+    project.spark.catalog.clearCache()
     for schema in (project.raw_schema(), project.target_schema()):
         project.spark.sql(f"drop schema if exists {schema} cascade")
 

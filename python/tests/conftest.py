@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from late_data.dbt_project import DbtProject
+from late_data.demo import reset_schemas
 from late_data.environment import prepare_environment
 from late_data.pipeline import RunReport, run_pipeline, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
@@ -39,8 +40,7 @@ class Pipeline:
         self.spark = project.spark
         self.pipeline_tag = pipeline_tag
         self.runs = 0
-        for schema in (project.raw_schema(), project.target_schema()):
-            self.spark.sql(f"drop schema if exists {schema} cascade")
+        reset_schemas(project)
         project.use_vars(project_vars)
         self.raw_tables = ensure_raw_tables(self.spark, project.raw_schema(), project.environment.table_format)
         self.raw_table = self.raw_tables["water_level_readings"]
