@@ -257,13 +257,14 @@ def _floor_select(schema: str, run_time: datetime) -> str:
 
 def _cache_changed_windows(spark: Any, schema: str, previous: datetime, run_time: datetime) -> None:
     """The floor's perfect knowledge, computed outside its timing: the windows that received rows
-    or became final since the previous run."""
+    or became final since the previous run (rows stamped exactly at the previous run time included:
+    the generator may append them after that run)."""
     spark.sql("uncache table if exists bench_changed_windows")
     spark.sql(
         f"""
         create or replace temporary view bench_changed_windows as
         select distinct window_start, location from {schema}.int_water_level_readings__windowed
-        where (ingested_at > timestamp'{_stamp(previous)}' and ingested_at <= timestamp'{_stamp(run_time)}')
+        where (ingested_at >= timestamp'{_stamp(previous)}' and ingested_at <= timestamp'{_stamp(run_time)}')
             or (final_at > timestamp'{_stamp(previous)}' and final_at <= timestamp'{_stamp(run_time)}')
         """
     )

@@ -180,9 +180,12 @@ def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
 
         runs = args.runs or (2 if args.quick else 5)
         cells = args.cells or (QUICK_MATRIX if args.quick else FULL_MATRIX)
-        results = [result for cell in cells for result in bench_cell(project, cell, runs)]
         machine = f"Measured {datetime.now(timezone.utc):%Y-%m-%d} on {os.cpu_count()} cores, {memory_gib()} GiB, Spark local[*]."
-        for path in write_bench_outputs(results, args.out, machine):
+        results = []
+        for cell in cells:
+            results += bench_cell(project, cell, runs)
+            paths = write_bench_outputs(results, args.out, machine)  # after each cell: a long matrix keeps what it measured
+        for path in paths:
             print(f"bench: wrote {path}")
         return 0
     if args.command == "demo":
