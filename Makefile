@@ -24,7 +24,7 @@ demo: setup
 	$(BIN)/late-data demo
 
 lint: setup
-	$(BIN)/sqlfluff lint models tests
+	$(BIN)/sqlfluff lint models tests bench/models
 
 pytest: setup
 	$(BIN)/pytest python/tests

@@ -20,12 +20,6 @@
 {%- endmacro %}
 {% macro late_data_exact_sum(column) -%}sum(cast({{ column }} as decimal(28, 9))){%- endmacro %}
 {% macro late_data_digest(columns) -%}sum(cast(xxhash64({{ columns | join(', ') }}) as decimal(38, 0))){%- endmacro %}
-{% macro late_data_changed_partitions(fresh, stored, key_columns, checksum_columns, partition_column='partition_start') -%}
-    select distinct coalesce(fresh.{{ partition_column }}, stored.{{ partition_column }}) as {{ partition_column }}
-    from {{ fresh }} as fresh
-    full outer join {{ stored }} as stored on fresh.{{ key_columns[0] }} = stored.{{ key_columns[0] }}
-    where not fresh.{{ checksum_columns[0] }} <=> stored.{{ checksum_columns[0] }}
-{%- endmacro %}
 {% macro var(name, default=none) -%}
     {{- return({
         'window_size_seconds': 60,
@@ -35,20 +29,27 @@
     }.get(name, default)) -}}
 {%- endmacro %}
 {% macro late_data_late_window_seconds(sources=none) -%}{{ return(3600) }}{%- endmacro %}
-{% macro late_data_version_chain(relation, tie_breaker_columns=[]) -%}
+{% macro late_data_version_chain(relation, event_key_columns=['event_id'], tie_breaker_columns=[]) -%}
     select *, lead(ingested_at) over event_versions as superseded_at
     from {{ relation }}
     window event_versions as (partition by event_id order by ingested_at)
 {%- endmacro %}
+{% macro late_data_scan_horizon(relation, source_tables) -%}
+    (event_time >= timestamp'2026-01-01 00:00:00' or ingested_at >= timestamp'2026-01-01 00:00:00')
+{%- endmacro %}
 {% macro late_data_windowed(relation, late_window_seconds) -%}
     select *, window_start + interval {{ late_window_seconds }} second as final_at from {{ relation }}
 {%- endmacro %}
-{% macro late_data_too_late_versions(relation, version_columns, arrived_after) -%}
+{% macro late_data_too_late_versions(
+    relation, version_columns, arrived_after, event_key_columns=['event_id'], tie_breaker_columns=[]
+) -%}
     select *, 'arrived_after_final' as too_late_reason from {{ relation }} where ingested_at > {{ arrived_after }}
 {%- endmacro %}
 {% macro late_data_window_revisions(history, key_columns, count_column, value_column) -%}
     select *, 1 as version_number from {{ history }}
 {%- endmacro %}
-{% macro late_data_windows_to_write(fresh, key_columns, checksum_columns, partition_column='partition_start') -%}
-    select * from {{ fresh }} where partition_start >= timestamp'2026-01-01 00:00:00'
+{% macro late_data_windows_to_write(
+    fresh, key_columns, checksum_columns, window_column='window_start', partition_column='partition_start'
+) -%}
+    select *, window_start as partition_start from {{ fresh }} where window_start >= timestamp'2026-01-01 00:00:00'
 {%- endmacro %}

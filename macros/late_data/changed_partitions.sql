@@ -8,14 +8,20 @@
 
 
 {% macro late_data_checked_range(target, late_window_seconds=none) %}
-    {#- The partitions a run compares, as {'lower': datetime, 'upper': datetime or none}.
-        Scheduled run: from the partition holding the oldest window that can have changed since
-        the previous scheduled run of `target` (or since run_time - late window, if older), on.
-        Backfill (var `backfill`): the partitions overlapping [backfill.from, backfill.to).
+    {#- The partitions a run of `target` compares, as {'lower': datetime, 'upper': datetime or
+        none}: late_data_checked_range_after with the last run of `target` from the audit.
         `late_window_seconds` defaults to the late window of the model being built. -#}
+    {{- return(late_data_checked_range_after(target, late_data_last_run_time(target), late_window_seconds)) -}}
+{% endmacro %}
+
+
+{% macro late_data_checked_range_after(target, last_run_time, late_window_seconds=none) %}
+    {#- The partitions a run of `target` compares, given the run time of its last scheduled run.
+        Scheduled run: from the partition holding the oldest window that can have changed since
+        that run (or since run_time - late window, if older), on. Backfill (var `backfill`): the
+        partitions overlapping [backfill.from, backfill.to). -#}
     {%- set late_window_seconds = late_window_seconds or late_data_model_late_window_seconds() -%}
     {%- set run_time = late_data_run_time_value() -%}
-    {%- set last_run_time = late_data_last_run_time(target) -%}
     {%- set since = [run_time, last_run_time] | min if last_run_time is not none else run_time -%}
     {%- set scheduled_from = late_data_floor_to_partition(since - modules.datetime.timedelta(
         seconds=late_window_seconds + var('window_size_seconds'))) -%}
@@ -45,9 +51,9 @@
 {% endmacro %}
 
 
-{% macro late_data_checked_partitions(target, late_window_seconds=none, partition_column='partition_start') %}
-    {#- SQL predicate selecting the partitions of late_data_checked_range(target). -#}
-    {%- set checked = late_data_checked_range(target, late_window_seconds) -%}
+{% macro late_data_range_predicate(checked, partition_column='partition_start') %}
+    {#- SQL predicate selecting the partitions of a checked range; `partition_column` may be any
+        expression giving a row's partition. -#}
     {%- set predicate = partition_column ~ ' >= ' ~ late_data_timestamp_literal(checked.lower) -%}
     {%- if checked.upper is not none -%}
         {%- set predicate = predicate ~ ' and ' ~ partition_column ~ ' < ' ~ late_data_timestamp_literal(checked.upper) -%}
@@ -56,76 +62,37 @@
 {% endmacro %}
 
 
-{% macro late_data_changed_partitions(fresh, stored, key_columns, checksum_columns, partition_column='partition_start') %}
-    {#- A select of the partitions holding at least one window whose fresh checksum differs from
-        the stored one, including windows present on one side only (new, or emptied). -#}
-    select distinct coalesce(fresh.{{ partition_column }}, stored.{{ partition_column }}) as {{ partition_column }}
-    from {{ fresh }} as fresh
-    full outer join {{ stored }} as stored
-        on
-        {%- for key in key_columns %}
-            fresh.{{ key }} = stored.{{ key }}{{ ' and' if not loop.last }}
-        {%- endfor %}
-    where not (
-        {%- for column in checksum_columns %}
-        fresh.{{ column }} <=> stored.{{ column }}{{ ' and' if not loop.last }}
-        {%- endfor %}
-    )
-{%- endmacro %}
-
-
-{% macro late_data_delete_emptied_partitions(target, counted_row_relations, partition_column='partition_start') %}
-    {#- For a pre-hook. A dynamic insert_overwrite replaces only partitions present in its output,
-        so a partition whose every window lost its rows (say a correction moved the only reading
-        to another minute) would keep its stale rows. This returns a delete of exactly those
-        partitions, or nothing when there are none. -#}
-    {%- if not execute or not is_incremental() -%}
-        {{- return('') -}}
-    {%- endif -%}
-    {%- set checked_partitions = late_data_checked_partitions(target, partition_column=partition_column) -%}
-    {%- set emptied_partitions_query -%}
-        select distinct {{ partition_column }}
-        from {{ target }}
-        where {{ checked_partitions }}
-        except
-        select {{ partition_column }}
-        from (
-            {%- for relation in counted_row_relations %}
-            select {{ partition_column }}
-            from {{ relation }}
-            where {{ checked_partitions }}
-                and {{ late_data_counts_as_of(late_data_run_time()) }}
-            {{ 'union all' if not loop.last }}
-            {%- endfor %}
-        )
-    {%- endset -%}
-    {%- set emptied_partitions = run_query(emptied_partitions_query).columns[0].values() -%}
-    {%- if emptied_partitions | length == 0 -%}
-        {{- return('') -}}
-    {%- endif -%}
-    {%- set literals = [] -%}
-    {%- for partition in emptied_partitions -%}
-        {%- do literals.append(late_data_timestamp_literal(partition)) -%}
-    {%- endfor -%}
-    {{- return('delete from ' ~ target ~ ' where ' ~ partition_column ~ ' in (' ~ literals | join(', ') ~ ')') -}}
+{% macro late_data_checked_partitions(target, late_window_seconds=none, partition_column='partition_start') %}
+    {#- SQL predicate selecting the partitions of late_data_checked_range(target). -#}
+    {{- return(late_data_range_predicate(late_data_checked_range(target, late_window_seconds), partition_column)) -}}
 {% endmacro %}
 
 
-{% macro late_data_windows_to_write(fresh, key_columns, checksum_columns, partition_column='partition_start') %}
-    {#- A select of the rows of `fresh` (fresh per-window checksums with the partition column) that
-        an insert_overwrite model writes: on the first build or --full-refresh every row; on an
-        incremental run the rows of the checked partitions holding at least one window whose
-        checksum differs from the one stored in {{ this }}. -#}
+{% macro late_data_windows_to_write(
+    fresh, key_columns, checksum_columns, window_column='window_start', partition_column='partition_start'
+) %}
+    {#- A select of the rows an insert_overwrite result model writes, from `fresh` (fresh checksums,
+        one row per window) plus the partition column: on the first build or --full-refresh every
+        row; on an incremental run, in one pass over fresh and stored checksums, the rows of the
+        checked partitions that hold at least one window whose checksum differs from the one
+        stored in {{ this }} (windows present on one side only included). A changed partition
+        left without any window (a correction moved its only reading away) is returned as marker
+        rows whose window column is null: late-data's get_insert_overwrite_sql deletes those
+        partitions, which a dynamic overwrite alone would leave untouched. -#}
+    {%- set partition_of_window = late_data_time_bucket('fresh_checksums.' ~ window_column, var('partition_size_seconds')) -%}
     {%- if not is_incremental() %}
-    select * from {{ fresh }}
+    select
+        fresh_checksums.*,
+        {{ partition_of_window }} as {{ partition_column }}
+    from {{ fresh }} as fresh_checksums
     {%- else %}
-    {%- set checked_partitions = late_data_checked_partitions(this, partition_column=partition_column) %}
+    {%- set checked = late_data_checked_range(this) %}
     with
 
     fresh_checksums as (
 
-        select * from {{ fresh }}
-        where {{ checked_partitions }}
+        select * from {{ fresh }} as fresh_checksums
+        where {{ late_data_range_predicate(checked, partition_of_window) }}
 
     ),
 
@@ -133,25 +100,42 @@
 
         select {{ (key_columns + [partition_column] + checksum_columns) | join(', ') }}
         from {{ this }}
-        where {{ checked_partitions }}
+        where {{ late_data_range_predicate(checked, partition_column) }}
 
     ),
 
-    changed_partitions as (
+    compared_windows as (
 
-        {{ late_data_changed_partitions(
-            fresh='fresh_checksums',
-            stored='stored_checksums',
-            key_columns=key_columns,
-            checksum_columns=checksum_columns,
-            partition_column=partition_column,
-        ) }}
+        select
+            fresh_checksums.*,
+            coalesce({{ partition_of_window }}, stored_checksums.{{ partition_column }}) as {{ partition_column }},
+            not (
+                {%- for column in checksum_columns %}
+                fresh_checksums.{{ column }} <=> stored_checksums.{{ column }}{{ ' and' if not loop.last }}
+                {%- endfor %}
+            ) as is_window_changed
+        from fresh_checksums
+        full outer join stored_checksums
+            on
+            {%- for key in key_columns %}
+                fresh_checksums.{{ key }} = stored_checksums.{{ key }}{{ ' and' if not loop.last }}
+            {%- endfor %}
+
+    ),
+
+    compared_partitions as (
+
+        select
+            *,
+            max(is_window_changed) over checked_partition as is_partition_changed,
+            count({{ window_column }}) over checked_partition as fresh_windows_in_partition
+        from compared_windows
+        window checked_partition as (partition by {{ partition_column }})
 
     )
 
-    select fresh_checksums.*
-    from fresh_checksums
-    left semi join changed_partitions
-        on fresh_checksums.{{ partition_column }} = changed_partitions.{{ partition_column }}
+    select *
+    from compared_partitions
+    where is_partition_changed and ({{ window_column }} is not null or fresh_windows_in_partition = 0)
     {%- endif %}
 {%- endmacro %}

@@ -24,6 +24,29 @@
 {% endmacro %}
 
 
+{% macro spark__snapshot_merge_sql(target, source, insert_cols) %}
+    {#- For snapshots tagged `late_data_history`: dbt-spark's merge, with the target restricted to
+        the checked partitions in its join condition, so the table format reads and rewrites only
+        the files of the partitions a run can have changed (every version closed or added lies
+        there: see spark__snapshot_staging_table). Other snapshots get dbt-spark's merge. -#}
+    {%- if 'late_data_history' not in config.get('tags', []) -%}
+        {{- return(dbt.spark__snapshot_merge_sql(target, source, insert_cols)) -}}
+    {%- endif -%}
+    {%- set columns = config.get('snapshot_table_column_names') or get_snapshot_table_column_names() %}
+    merge into {{ target }} as DBT_INTERNAL_DEST
+    using {{ source.identifier if target.is_iceberg else source }} as DBT_INTERNAL_SOURCE
+    on DBT_INTERNAL_SOURCE.{{ columns.dbt_scd_id }} = DBT_INTERNAL_DEST.{{ columns.dbt_scd_id }}
+        and {{ late_data_checked_partitions(target, partition_column='DBT_INTERNAL_DEST.partition_start') }}
+    when matched
+        and DBT_INTERNAL_DEST.{{ columns.dbt_valid_to }} is null
+        and DBT_INTERNAL_SOURCE.dbt_change_type in ('update', 'delete')
+        then update set {{ columns.dbt_valid_to }} = DBT_INTERNAL_SOURCE.{{ columns.dbt_valid_to }}
+    when not matched
+        and DBT_INTERNAL_SOURCE.dbt_change_type = 'insert'
+        then insert *
+{%- endmacro %}
+
+
 {% macro late_data_as_of(history, as_of=none) %}
     {#- The versions of a snapshot valid at `as_of` (a SQL timestamp expression): the table as it
         stood right after the last run at or before that moment. Without `as_of`: the current versions. -#}

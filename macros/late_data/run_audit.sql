@@ -38,19 +38,22 @@
 
 {% macro late_data_record_runs(results) %}
     {#- For on-run-end: one audit row per late-data model or snapshot (tag `late_data`) that ran.
-        Role `windows` (result tables): rows written and partitions rewritten are read back from
-        the rows stamped with this invocation; windows checked counts the windows of the
-        partitions compared. Role `too_late_rows`: rows written are the too-late rows listed.
-        Role `history` (snapshots): rows written are the versions this run time recorded. -#}
+        Role `windows` (result tables): windows checked counts the windows of the partitions
+        compared; rows written and partitions rewritten are read back from the rows stamped with
+        this invocation (within the checked partitions, unless the table was built from scratch).
+        Role `too_late_rows`: rows written are the too-late rows listed. Role `history`
+        (snapshots): rows written are the versions this run time recorded. -#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set audit_rows = [] -%}
     {%- for result in results if result.node.resource_type in ('model', 'snapshot') and 'late_data' in result.node.tags -%}
         {%- set target = api.Relation.create(schema=result.node.schema, identifier=result.node.alias, type='table') -%}
         {%- set succeeded = result.status == 'success' -%}
         {%- set role = 'too_late_rows' if 'too_late_rows' in result.node.tags else ('history' if result.node.resource_type == 'snapshot' else 'windows') -%}
-        {%- set partitioned = role == 'windows' -%}
         {%- set late_window_seconds = late_data_model_late_window_seconds(result.node.config) -%}
-        {%- set checked = late_data_checked_range(target, late_window_seconds) -%}
+        {%- set last_run_time = late_data_last_run_time(target) -%}
+        {%- set checked = late_data_checked_range_after(target, last_run_time, late_window_seconds) -%}
+        {%- set checked_partitions = late_data_range_predicate(checked) -%}
+        {%- set built_from_scratch = flags.FULL_REFRESH or last_run_time is none -%}
         {%- set run_kind = 'backfill' if late_data_backfill() else ('full_refresh' if flags.FULL_REFRESH else 'scheduled') -%}
         {%- set audit_row -%}
             select
@@ -60,27 +63,31 @@
                 '{{ run_kind }}',
                 {{ late_data_run_time() }},
                 {{ late_window_seconds }},
-                {{ late_data_timestamp_literal(checked.lower) if partitioned else 'null' }},
-                {%- if succeeded and partitioned %}
-                (select count(*) from {{ target }} where {{ late_data_checked_partitions(target, late_window_seconds) }}),
-                written.partitions_rewritten,
-                {%- else %}
-                null,
-                null,
-                {%- endif %}
+                {{ late_data_timestamp_literal(checked.lower) if role == 'windows' else 'null' }},
+                {{ 'written.windows_checked' if succeeded and role == 'windows' else 'null' }},
+                {{ 'written.partitions_rewritten' if succeeded and role == 'windows' else 'null' }},
                 {{ 'written.rows_written' if succeeded else 'null' }},
                 {{ result.execution_time }},
                 '{{ result.status }}',
                 current_timestamp()
             {%- if succeeded %}
             from (
+                {%- if role == 'windows' %}
                 select
-                    count(*) as rows_written,
-                    {{ 'array_sort(collect_set(partition_start))' if partitioned else 'null' }} as partitions_rewritten
+                    count_if({{ checked_partitions }}) as windows_checked,
+                    count_if(invocation_id = '{{ invocation_id }}') as rows_written,
+                    array_sort(collect_set(if(invocation_id = '{{ invocation_id }}', partition_start, null)))
+                        as partitions_rewritten
                 from {{ target }}
-                {%- if role == 'history' %}
+                {{ '' if built_from_scratch else 'where ' ~ checked_partitions }}
+                {%- elif role == 'history' %}
+                select count(*) as rows_written
+                from {{ target }}
                 where dbt_valid_from = {{ late_data_run_time() }}
+                    and {{ 'true' if built_from_scratch else checked_partitions }}
                 {%- else %}
+                select count(*) as rows_written
+                from {{ target }}
                 where invocation_id = '{{ invocation_id }}'
                 {%- endif %}
             ) as written

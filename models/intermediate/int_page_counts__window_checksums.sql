@@ -7,10 +7,28 @@
 
 with
 
-counted_page_counts as (
+scanned_page_counts as (
 
     select *
     from {{ ref('int_page_counts__windowed') }}
+    where {{ late_data_scan_horizon(ref('int_page_counts__windowed'), ['page_errors', 'page_views']) }}
+
+),
+
+page_count_versions as (
+
+    {{ late_data_version_chain(
+        'scanned_page_counts',
+        event_key_columns=['source_table', 'event_id'],
+        tie_breaker_columns=['error_count', 'view_count', 'page'],
+    ) }}
+
+),
+
+counted_page_counts as (
+
+    select *
+    from page_count_versions
     where {{ late_data_counts_as_of(late_data_run_time()) }}
 
 ),
@@ -20,7 +38,6 @@ window_checksums as (
     select
         window_start,
         page,
-        partition_start,
         {{ late_data_add_seconds('window_start', seconds_until_final) }} as final_at,
         count(*) as counted_rows,
         sum(error_count) as error_count,
@@ -28,7 +45,7 @@ window_checksums as (
         {{ late_data_digest(['source_table', 'event_id', 'event_time', 'error_count', 'view_count']) }}
             as counts_digest
     from counted_page_counts
-    group by window_start, page, partition_start
+    group by window_start, page
 
 )
 

@@ -25,12 +25,9 @@ page_counts as (
         error_count,
         0 as view_count,
         ingested_at,
-        superseded_at,
-        previous_version_event_time,
         window_start,
         window_end,
         final_at,
-        previous_version_final_at,
         partition_start
     from windowed_errors
 
@@ -44,12 +41,9 @@ page_counts as (
         0 as error_count,
         view_count,
         ingested_at,
-        superseded_at,
-        previous_version_event_time,
         window_start,
         window_end,
         final_at,
-        previous_version_final_at,
         partition_start
     from windowed_views
 

@@ -15,11 +15,8 @@ select
     event_time,
     reading_value,
     ingested_at,
-    superseded_at,
-    previous_version_event_time,
     window_start,
     window_end,
     final_at,
-    previous_version_final_at,
     partition_start
 from windowed_readings

@@ -6,7 +6,6 @@
         on_schema_change='fail',
         tags=['late_data', 'web_pages'],
         meta={'late_data_sources': ['page_errors', 'page_views']},
-        pre_hook="{{ late_data_delete_emptied_partitions(this, [ref('int_page_counts__windowed')]) }}",
     )
 }}
 

@@ -6,7 +6,6 @@
         on_schema_change='fail',
         tags=['late_data', 'water_level'],
         meta={'late_data_sources': ['water_level_readings']},
-        pre_hook="{{ late_data_delete_emptied_partitions(this, [ref('int_water_level_readings__windowed')]) }}",
     )
 }}
 

@@ -16,12 +16,6 @@ typed as (
         cast(ingested_at as timestamp) as ingested_at
     from source
 
-),
-
-versions as (
-
-    {{ late_data_version_chain('typed', tie_breaker_columns=['reading_value', 'location']) }}
-
 )
 
-select * from versions
+select * from typed
