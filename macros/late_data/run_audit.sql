@@ -42,8 +42,9 @@
         compared; rows written and partitions rewritten are read back from the rows stamped with
         this invocation (within the checked partitions, unless the table was built from scratch).
         Role `too_late_rows`: rows written are the too-late rows listed. Role `history`
-        (snapshots): rows written are the versions this run time recorded. -#}
-    {%- if not execute -%}{{ return('') }}{%- endif -%}
+        (snapshots): rows written are the versions this run time recorded. Only commands that
+        build (run, build, snapshot) are recorded. -#}
+    {%- if not execute or flags.WHICH not in ('run', 'build', 'snapshot') -%}{{ return('') }}{%- endif -%}
     {%- set audit_rows = [] -%}
     {%- for result in results if result.node.resource_type in ('model', 'snapshot') and 'late_data' in result.node.tags -%}
         {%- set target = api.Relation.create(schema=result.node.schema, identifier=result.node.alias, type='table') -%}

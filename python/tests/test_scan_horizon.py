@@ -1,0 +1,111 @@
+"""A scheduled run reads only what can change its windows, and loses nothing by doing so."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from late_data.dbt_project import DbtInvocationError
+from late_data.generator import Scenario
+from late_data.oracle import WindowSettings, compare_window_means
+from late_data.pipeline import run_simulated, scenario_feed
+from late_data.raw_tables import Reading, append_readings
+from tests.conftest import TEST_VARS, Pipeline
+
+ORIGIN = datetime(2026, 3, 4, 6, 0, 0)
+SETTINGS = WindowSettings(
+    window_size_seconds=TEST_VARS["window_size_seconds"], late_window_seconds=TEST_VARS["late_window_seconds"]
+)
+
+
+def partition_of(moment: datetime) -> datetime:
+    size = TEST_VARS["partition_size_seconds"]
+    return datetime(1970, 1, 1) + timedelta(seconds=((moment - datetime(1970, 1, 1)).total_seconds() // size) * size)
+
+
+def local_path(file_path: str) -> Path:
+    return Path(file_path.removeprefix("file:"))
+
+
+def files_before(pipeline: Pipeline, horizon: datetime) -> list[Path]:
+    """Data files of the raw, result and history tables that hold nothing a run with this horizon
+    needs: raw files whose every row happened and arrived before it, result and history files of
+    partitions before it."""
+    at = f"timestamp'{horizon:%Y-%m-%d %H:%M:%S}'"
+    schema = pipeline.project.target_schema()
+    raw = pipeline.spark.sql(
+        f"""
+        select file_path from {pipeline.raw_table}.files
+        where readable_metrics.event_time.upper_bound < {at} and readable_metrics.ingested_at.upper_bound < {at}
+        """
+    ).collect()
+    results = [
+        row
+        for table in (pipeline.means_table, f"{schema}.water_level_window_means_history")
+        for row in pipeline.spark.sql(f"select file_path from {table}.files where partition.partition_start < {at}").collect()
+    ]
+    return [local_path(row["file_path"]) for row in raw + results]
+
+
+def test_a_scheduled_run_reads_no_file_older_than_its_horizon(pipeline: Pipeline, tmp_path: Path) -> None:
+    """Old data files are moved away during one scheduled run: it can only succeed if it never opens them."""
+    scenario = Scenario(locations=6, late_share=0.3, max_lateness_seconds=600, late_window_seconds=600)
+    feed = scenario_feed(pipeline.project, pipeline.raw_tables, ORIGIN, water_levels=scenario)
+    interval, offset = timedelta(minutes=10), timedelta(seconds=10)
+    reports = run_simulated(pipeline.project, feed, ORIGIN, ORIGIN + timedelta(minutes=60), interval, offset, pipeline_tag="water_level")
+    pipeline.runs = len(reports)
+    last = reports[-1].run_time
+    run_time = last + interval
+    feed(last, run_time)
+    # The first partition the next run checks: the late window (plus a window) before the last run.
+    horizon = partition_of(last - timedelta(seconds=TEST_VARS["late_window_seconds"] + TEST_VARS["window_size_seconds"]))
+    hidden = files_before(pipeline, horizon)
+    assert len(hidden) >= 10, "the history should hold files the run does not need"
+    moved = {path: tmp_path / f"{index}.parquet" for index, path in enumerate(hidden)}
+    for source, target in moved.items():
+        shutil.move(source, target)
+    try:
+        report = pipeline.run(run_time)
+    finally:
+        for source, target in moved.items():
+            shutil.move(target, source)
+    assert report.partitions_rewritten > 0
+    comparison = compare_window_means(pipeline.spark, pipeline.raw_table, pipeline.means_table, run_time, SETTINGS)
+    assert comparison.windows_checked > 0
+    assert comparison.mismatched == 0, comparison.examples
+
+
+def test_a_correction_that_arrived_before_the_horizon_still_supersedes(pipeline: Pipeline) -> None:
+    """A device clock an hour ahead sends a reading from the future; a correction moves it back to
+    the present before either leaves the scan horizon by event time. The reading stays in the
+    range a later run checks, its correction does not: the run must still read the correction."""
+    t0 = datetime(2026, 3, 4, 8, 0, 0)
+    at = lambda minutes: t0 + timedelta(minutes=minutes)  # noqa: E731
+    append_readings(
+        pipeline.spark,
+        pipeline.raw_table,
+        [
+            Reading("skewed", "pier", at(60), 5.0, at(1)),
+            Reading("skewed", "pier", at(1), 7.0, at(2)),
+            Reading("steady", "pier", at(20), 1.0, at(20.5)),
+        ],
+    )
+    for minutes in (3, 30, 50):
+        pipeline.run(at(minutes))
+    # At 08:50 the run checks from 08:15 on: the reading (event 09:00) is inside, its correction
+    # (event 08:01, arrived 08:02) is not.
+    windows = {(row["location"], row["window_start"]): row for row in pipeline.rows(pipeline.means_table)}
+    assert ("pier", at(60)) not in windows
+    assert windows[("pier", at(1))]["mean_value"] == 7.0
+    comparison = compare_window_means(pipeline.spark, pipeline.raw_table, pipeline.means_table, at(50), SETTINGS)
+    assert comparison.mismatched == 0, comparison.examples
+
+
+def test_partitions_must_nest_windows(pipeline: Pipeline) -> None:
+    pipeline.project.use_vars({**TEST_VARS, "partition_size_seconds": 90})
+    with pytest.raises(DbtInvocationError, match="partition_size_seconds=90 must be a multiple of window_size_seconds=60"):
+        pipeline.project.invoke(["compile", "--select", "int_water_level_readings__windowed"])
