@@ -24,7 +24,7 @@
     {{- return({
         'window_size_seconds': 60,
         'late_window_seconds': 3600,
-        'partition_size_seconds': 3600,
+        'partition_size_seconds': 600,
         'raw_schema': 'raw',
     }.get(name, default)) -}}
 {%- endmacro %}

@@ -24,15 +24,46 @@
 {% endmacro %}
 
 
-{% macro late_data_last_run_time(target) %}
-    {#- The run time of the last successful scheduled (or full-refresh) run of `target`, or none.
-        Backfills do not count: they touch an old range, not the recent windows. -#}
-    {%- if not execute -%}{{ return(none) }}{%- endif -%}
+{% macro late_data_last_run_times() %}
+    {#- Per model, the run time of its last successful scheduled (or full-refresh) run, from the
+        audit, as {model: datetime}. Backfills do not count: they touch an old range, not the
+        recent windows. Every node of an invocation judges by the audit as it stood when the
+        invocation began (the audit is appended on-run-end), so the answer is looked up once and
+        kept in the Spark session's conf under the invocation's id until late_data_record_runs. -#}
+    {%- if not execute -%}{{ return({}) }}{%- endif -%}
+    {%- set conf_key = late_data_last_run_times_conf_key() -%}
+    {%- set remembered = run_query('set ' ~ conf_key).columns[1].values()[0] -%}
+    {%- set last_run_times = {} -%}
+    {%- if remembered != '<undefined>' -%}
+        {%- for entry in remembered.split(',') if '|' in entry -%}
+            {%- set model, moment = entry.split('|') -%}
+            {%- do last_run_times.update({model: modules.datetime.datetime.fromisoformat(moment)}) -%}
+        {%- endfor -%}
+        {{- return(last_run_times) -}}
+    {%- endif -%}
     {%- set query -%}
-        select max(run_time) from {{ late_data_run_audit_relation() }}
-        where model = '{{ target.identifier }}' and outcome = 'success' and run_kind != 'backfill'
+        select model, max(run_time) from {{ late_data_run_audit_relation() }}
+        where outcome = 'success' and run_kind != 'backfill'
+        group by model
     {%- endset -%}
-    {{- return(run_query(query).columns[0].values()[0]) -}}
+    {%- set entries = [] -%}
+    {%- for row in run_query(query).rows -%}
+        {%- do last_run_times.update({row[0]: row[1]}) -%}
+        {%- do entries.append(row[0] ~ '|' ~ row[1].isoformat()) -%}
+    {%- endfor -%}
+    {%- do adapter.execute('set ' ~ conf_key ~ '=' ~ (entries | join(',') or 'none')) -%}
+    {{- return(last_run_times) -}}
+{% endmacro %}
+
+
+{% macro late_data_last_run_times_conf_key() %}
+    {{- return('late_data.last_run_times.' ~ invocation_id | replace('-', '_')) -}}
+{% endmacro %}
+
+
+{% macro late_data_last_run_time(target) %}
+    {#- The run time of the last successful scheduled (or full-refresh) run of `target`, or none. -#}
+    {{- return(late_data_last_run_times().get(target.identifier)) -}}
 {% endmacro %}
 
 
@@ -45,13 +76,19 @@
         (snapshots): rows written are the versions this run time recorded. Only commands that
         build (run, build, snapshot) are recorded. -#}
     {%- if not execute or flags.WHICH not in ('run', 'build', 'snapshot') -%}{{ return('') }}{%- endif -%}
-    {%- set audit_rows = [] -%}
+    {%- set late_data_results = [] -%}
     {%- for result in results if result.node.resource_type in ('model', 'snapshot') and 'late_data' in result.node.tags -%}
+        {%- do late_data_results.append(result) -%}
+    {%- endfor -%}
+    {%- if not late_data_results -%}{{ return('') }}{%- endif -%}
+    {%- set audit_rows = [] -%}
+    {%- set last_run_times = late_data_last_run_times() -%}
+    {%- for result in late_data_results -%}
         {%- set target = api.Relation.create(schema=result.node.schema, identifier=result.node.alias, type='table') -%}
         {%- set succeeded = result.status == 'success' -%}
         {%- set role = 'too_late_rows' if 'too_late_rows' in result.node.tags else ('history' if result.node.resource_type == 'snapshot' else 'windows') -%}
         {%- set late_window_seconds = late_data_model_late_window_seconds(result.node.config) -%}
-        {%- set last_run_time = late_data_last_run_time(target) -%}
+        {%- set last_run_time = last_run_times.get(target.identifier) -%}
         {%- set checked = late_data_checked_range_after(target, last_run_time, late_window_seconds) -%}
         {%- set checked_partitions = late_data_range_predicate(checked) -%}
         {%- set built_from_scratch = flags.FULL_REFRESH or last_run_time is none -%}
@@ -96,6 +133,7 @@
         {%- endset -%}
         {%- do audit_rows.append(audit_row) -%}
     {%- endfor -%}
+    {%- do adapter.execute('reset ' ~ late_data_last_run_times_conf_key()) -%}
     {#- One insert, so one table commit per invocation however many models ran. -#}
     {%- if audit_rows -%}
         {%- call statement('record_runs', fetch_result=false) -%}

@@ -35,6 +35,7 @@
         {{- return(none) -}}
     {%- endif -%}
     {%- set ranges = [] -%}
+    {%- set last_run_times = late_data_last_run_times() -%}
     {%- for node in graph.nodes.values()
         if node.unique_id in selected_resources
         and node.resource_type == 'model'
@@ -44,7 +45,9 @@
         {%- if relation is none -%}
             {{- return(none) -}}
         {%- endif -%}
-        {%- do ranges.append(late_data_checked_range(relation, late_data_model_late_window_seconds(node.config))) -%}
+        {%- do ranges.append(late_data_checked_range_after(
+            relation, last_run_times.get(node.alias), late_data_model_late_window_seconds(node.config)
+        )) -%}
     {%- endfor -%}
     {%- if ranges | length == 0 -%}
         {{- return(none) -}}

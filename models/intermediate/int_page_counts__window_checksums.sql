@@ -7,18 +7,10 @@
 
 with
 
-scanned_page_counts as (
-
-    select *
-    from {{ ref('int_page_counts__windowed') }}
-    where {{ late_data_scan_horizon(ref('int_page_counts__windowed'), ['page_errors', 'page_views']) }}
-
-),
-
 page_count_versions as (
 
     {{ late_data_version_chain(
-        'scanned_page_counts',
+        ref('int_page_counts__scanned'),
         event_key_columns=['source_table', 'event_id'],
         tie_breaker_columns=['error_count', 'view_count', 'page'],
     ) }}

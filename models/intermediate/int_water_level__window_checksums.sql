@@ -5,17 +5,11 @@
 
 with
 
-scanned_readings as (
-
-    select *
-    from {{ ref('int_water_level_readings__windowed') }}
-    where {{ late_data_scan_horizon(ref('int_water_level_readings__windowed'), ['water_level_readings']) }}
-
-),
-
 reading_versions as (
 
-    {{ late_data_version_chain('scanned_readings', tie_breaker_columns=['reading_value', 'location']) }}
+    {{ late_data_version_chain(
+        ref('int_water_level_readings__scanned'), tie_breaker_columns=['reading_value', 'location'],
+    ) }}
 
 ),
 

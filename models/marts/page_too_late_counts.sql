@@ -13,18 +13,10 @@
 
 with
 
-scanned_page_counts as (
-
-    select *
-    from {{ ref('int_page_counts__windowed') }}
-    where {{ late_data_scan_horizon(ref('int_page_counts__windowed'), ['page_errors', 'page_views']) }}
-
-),
-
 too_late_versions as (
 
     {{ late_data_too_late_versions(
-        'scanned_page_counts',
+        ref('int_page_counts__scanned'),
         version_columns=['source_table', 'event_id', 'ingested_at', 'event_time', 'error_count', 'view_count', 'page'],
         arrived_after=late_data_timestamp_literal(last_run_time) if last_run_time else "timestamp'1970-01-01 00:00:00'",
         event_key_columns=['source_table', 'event_id'],

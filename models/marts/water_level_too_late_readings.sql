@@ -15,18 +15,10 @@
 
 with
 
-scanned_readings as (
-
-    select *
-    from {{ ref('int_water_level_readings__windowed') }}
-    where {{ late_data_scan_horizon(ref('int_water_level_readings__windowed'), ['water_level_readings']) }}
-
-),
-
 too_late_versions as (
 
     {{ late_data_too_late_versions(
-        'scanned_readings',
+        ref('int_water_level_readings__scanned'),
         version_columns=['event_id', 'ingested_at', 'event_time', 'reading_value', 'location'],
         arrived_after=late_data_timestamp_literal(last_run_time) if last_run_time else "timestamp'1970-01-01 00:00:00'",
         tie_breaker_columns=['reading_value', 'location'],

@@ -1,4 +1,5 @@
-"""Measurements on this machine: the scheduled path against its alternatives, and its cost as history grows."""
+"""Measurements on this machine: the changed-partition path against its alternatives, side by side on the
+same data and run times, and this project's whole scheduled run."""
 
 from __future__ import annotations
 
@@ -8,86 +9,17 @@ import time
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from tqdm import tqdm
 
 from late_data.dbt_project import DbtProject
 from late_data.demo import reset_schemas
 from late_data.generator import Scenario, generate
-from late_data.pipeline import run_pipeline
+from late_data.pipeline import SCHEDULED_BUILD, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
 
 log = logging.getLogger(__name__)
-
-HISTORY_ORIGIN = datetime(2026, 2, 1)
-WATER_LEVEL = "+tag:water_level"
-SPARSE_SCENARIO = Scenario(locations=100, late_share=0.01, lateness="long_tail")
-
-
-@dataclass(frozen=True)
-class HistoryCost:
-    days: float
-    raw_rows: int
-    history_versions: int
-    runs: int
-    median_snapshot_seconds: float
-    median_model_seconds: float
-    median_run_seconds: float
-
-    def line(self) -> str:
-        return (
-            f"history={self.days:g} days raw_rows={self.raw_rows} history_versions={self.history_versions}"
-            f" runs={self.runs} median_snapshot_s={self.median_snapshot_seconds:.2f}"
-            f" median_means_model_s={self.median_model_seconds:.2f} median_run_s={self.median_run_seconds:.2f}"
-        )
-
-
-def measure_history_cost(project: DbtProject, days: float, runs: int, scenario: Scenario = SPARSE_SCENARIO) -> HistoryCost:
-    """Build `days` of history, then time `runs` warm scheduled runs one minute apart."""
-    reset_schemas(project)
-    raw_table = ensure_raw_tables(project.spark, project.raw_schema(), project.environment.table_format)[
-        "water_level_readings"
-    ]
-    history_end = HISTORY_ORIGIN + timedelta(days=days)
-    day = HISTORY_ORIGIN
-    with tqdm(total=days, desc=f"generate {days:g} days", unit="day", leave=False) as progress:
-        while day < history_end:
-            next_day = min(day + timedelta(days=1), history_end)
-            generate(project.spark, raw_table, scenario, HISTORY_ORIGIN, day, next_day)
-            progress.update((next_day - day) / timedelta(days=1))
-            day = next_day
-    run_pipeline(project, history_end, WATER_LEVEL)  # first build: everything from raw, the initial versions
-    audit = f"{project.target_schema()}.late_data_run_audit"
-    snapshot_seconds, model_seconds, run_seconds = [], [], []
-    previous = history_end
-    for step in range(1, runs + 1):
-        run_time = history_end + timedelta(minutes=step)
-        generate(project.spark, raw_table, scenario, HISTORY_ORIGIN, previous, run_time)
-        previous = run_time
-        report = run_pipeline(project, run_time, WATER_LEVEL)
-        seconds = {
-            row["model_role"]: row["seconds"]
-            for row in project.spark.sql(
-                f"select model_role, seconds from {audit} where run_time = timestamp'{run_time:%Y-%m-%d %H:%M:%S}'"
-            ).collect()
-        }
-        snapshot_seconds.append(seconds["history"])
-        model_seconds.append(seconds["windows"])
-        run_seconds.append(report.seconds)
-        log.info("%s snapshot %.2f s, means model %.2f s", report.line(), seconds["history"], seconds["windows"])
-    return HistoryCost(
-        days=days,
-        raw_rows=project.spark.table(raw_table).count(),
-        history_versions=project.spark.table(f"{project.target_schema()}.water_level_window_means_history").count(),
-        runs=runs,
-        median_snapshot_seconds=statistics.median(snapshot_seconds),
-        median_model_seconds=statistics.median(model_seconds),
-        median_run_seconds=statistics.median(run_seconds),
-    )
-
-
-# --- Changed partitions against the alternatives, side by side on the same data and run times ---
 
 BENCH_ORIGIN = datetime(2026, 6, 1)
 BENCH_LATENESS = {
@@ -100,9 +32,11 @@ STRATEGIES = ("changed_partitions", "microbatch", "full_refresh", "floor")
 # The benchmark's settings: the product's late window and window size, 10-minute partitions.
 BENCH_VARS = {"late_window_seconds": 3600, "window_size_seconds": 60, "partition_size_seconds": 600, "late_data_bench": True}
 MEANS = "water_level_window_means"
-TOO_LATE = "water_level_too_late_readings"
 HISTORY = "water_level_window_means_history"
+# This project's whole scheduled run (means, too-late listing, history snapshot in one invocation),
+# and the history snapshot's share of it: measured after the peers, on further minutes of data.
 SCHEDULED_RUN = "scheduled_run"
+HISTORY_SNAPSHOT = "history_snapshot"
 MICROBATCH = "water_level_window_means_microbatch"
 FLOOR = "bench_floor_window_means"
 
@@ -148,7 +82,10 @@ def _ceil_hour(moment: datetime) -> datetime:
 
 def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> list[BenchResult]:
     """Generate the cell's history, build every strategy's table once (untimed), then time `runs`
-    scheduled runs one minute apart, each strategy on the same data and run time."""
+    runs of each strategy on the same data and run times, spread evenly over an hour (a scheduled
+    task runs at every minute of the hour, and microbatch's hourly batches cost more late in the
+    hour), each one minute after an untimed run that brings every table up to date. Then time as
+    many whole scheduled runs of this project over the next hour, the same way."""
     project.use_vars(BENCH_VARS)
     reset_schemas(project)
     spark, schema = project.spark, project.target_schema()
@@ -162,11 +99,11 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> list[BenchRes
             generate(spark, raw_table, scenario, BENCH_ORIGIN, moment, upto)
             progress.update((upto - moment) / timedelta(hours=1))
             moment = upto
-    run_time = history_end + timedelta(seconds=10)
-    generate(spark, raw_table, scenario, BENCH_ORIGIN, history_end, run_time)
+    first_run_time = history_end + timedelta(seconds=10)
+    generate(spark, raw_table, scenario, BENCH_ORIGIN, history_end, first_run_time)
     project.invoke(
         ["build", "--select", "+tag:water_level", "--resource-type", "model", "--resource-type", "snapshot"],
-        {"run_time": _stamp(run_time)},
+        {"run_time": _stamp(first_run_time)},
     )
     # The peers start from the same table (built batch by batch, a week of history would take hours).
     for table in (MICROBATCH, FLOOR):
@@ -174,14 +111,17 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> list[BenchRes
             f"create table {schema}.{table} using {project.environment.table_format} partitioned by (partition_start)"
             f" as select window_start, location, partition_start, reading_count, mean_value, is_final from {schema}.{MEANS}"
         )
-
+    feed = _Feed(spark, raw_table, scenario, first_run_time)
+    minutes = _minutes_over_an_hour(runs)
     try:
-        timings = _timed_runs(project, cell, scenario, raw_table, history_end, run_time, runs)
+        timings = _timed_runs(project, cell, feed, [history_end + timedelta(minutes=m, seconds=10) for m in minutes])
     finally:
         # The cached view holds this cell's tables; dropping the schemas does not evict it.
         spark.sql("uncache table if exists bench_changed_windows")
         spark.sql("drop view if exists bench_changed_windows")
     _check_strategies_agree(spark, schema)
+    next_hour = history_end + timedelta(hours=1)
+    timings.update(_timed_scheduled_runs(project, cell, feed, [next_hour + timedelta(minutes=m, seconds=10) for m in minutes]))
     return [
         BenchResult(
             locations=cell.locations, history_hours=cell.history_hours, lateness=cell.lateness, strategy=strategy,
@@ -190,44 +130,101 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> list[BenchRes
             partitions_rewritten=statistics.median(t[1] for t in timings[strategy]),
             files_rewritten=statistics.median(t[2] for t in timings[strategy]),
         )
-        for strategy in (*STRATEGIES, SCHEDULED_RUN)
+        for strategy in (*STRATEGIES, SCHEDULED_RUN, HISTORY_SNAPSHOT)
     ]
 
 
+def _minutes_over_an_hour(runs: int) -> list[int]:
+    """Minutes past the hour for `runs` timed runs, evenly spread (5 runs: 6, 18, 30, 42, 54)."""
+    return [max(2, int(60 * (step + 0.5) / runs)) for step in range(runs)]
+
+
+@dataclass
+class _Feed:
+    """Appends the scenario's rows up to a run time; remembers how far it got."""
+
+    spark: Any
+    raw_table: str
+    scenario: Scenario
+    fed_until: datetime
+
+    def until(self, run_time: datetime) -> datetime:
+        """Append the rows arriving in [fed_until, run_time); returns the previous fed_until."""
+        previous = self.fed_until
+        generate(self.spark, self.raw_table, self.scenario, BENCH_ORIGIN, previous, run_time)
+        self.fed_until = run_time
+        return previous
+
+
 def _timed_runs(
-    project: DbtProject, cell: BenchCell, scenario: Scenario, raw_table: str, history_end: datetime,
-    previous: datetime, runs: int,
+    project: DbtProject, cell: BenchCell, feed: _Feed, run_times: list[datetime]
 ) -> dict[str, list[tuple[float, int, int]]]:
-    """Per strategy, (seconds, partitions rewritten, files rewritten) of each of `runs` runs, plus
-    `scheduled_run`: this project's whole scheduled run (the means, then the too-late listing and
-    the history snapshot), with the history table's partitions and files."""
+    """Per strategy, (seconds, partitions rewritten, files rewritten) of the run at each of
+    `run_times`, each after an untimed run of every strategy one minute earlier."""
+    spark, schema = project.spark, project.target_schema()
+    timings: dict[str, list[tuple[float, int, int]]] = {strategy: [] for strategy in STRATEGIES}
+    tables = {"changed_partitions": MEANS, "microbatch": MICROBATCH, "full_refresh": MEANS, "floor": FLOOR}
+    for step, run_time in enumerate(tqdm(run_times, desc=f"runs {cell}", unit="run", leave=False), start=1):
+        catch_up = run_time - timedelta(minutes=1)
+        previous = feed.until(catch_up)
+        _cache_changed_windows(spark, schema, previous, catch_up)
+        for strategy in ("changed_partitions", "microbatch", "floor"):
+            _run_strategy(project, strategy, previous, catch_up)
+        feed.until(run_time)
+        _cache_changed_windows(spark, schema, catch_up, run_time)
+        for strategy in STRATEGIES:
+            if strategy == "full_refresh" and step > _full_refresh_runs(cell, len(run_times)):
+                continue
+            seconds, partitions, files = _timed(
+                project, f"{schema}.{tables[strategy]}", lambda: _run_strategy(project, strategy, catch_up, run_time)
+            )
+            timings[strategy].append((seconds, partitions, files))
+            log.info("%s %s run %d: %.2f s, %d partitions, %d files", cell, strategy, step, seconds, partitions, files)
+    return timings
+
+
+def _timed_scheduled_runs(
+    project: DbtProject, cell: BenchCell, feed: _Feed, run_times: list[datetime]
+) -> dict[str, list[tuple[float, int, int]]]:
+    """This project's whole scheduled run (the scheduler's selection after its first run) at each
+    of `run_times`, each after an untimed one a minute earlier: seconds, the history table's
+    partitions and files rewritten, and the snapshot's own seconds from the audit."""
+    spark, schema = project.spark, project.target_schema()
+    timings: dict[str, list[tuple[float, int, int]]] = {SCHEDULED_RUN: [], HISTORY_SNAPSHOT: []}
+
+    def scheduled_run(run_time: datetime) -> None:
+        project.invoke(
+            SCHEDULED_BUILD + ["--select", scheduled_selection("water_level", first_run=False)],
+            {"run_time": _stamp(run_time)},
+        )
+
+    for step, run_time in enumerate(tqdm(run_times, desc=f"scheduled runs {cell}", unit="run", leave=False), start=1):
+        feed.until(run_time - timedelta(minutes=1))
+        scheduled_run(run_time - timedelta(minutes=1))
+        feed.until(run_time)
+        seconds, partitions, files = _timed(project, f"{schema}.{HISTORY}", lambda: scheduled_run(run_time))
+        snapshot_seconds = spark.sql(
+            f"select seconds from {schema}.late_data_run_audit"
+            f" where model = '{HISTORY}' and run_time = timestamp'{_stamp(run_time)}'"
+        ).first()["seconds"]
+        log.info("%s scheduled run %d: %.2f s (snapshot %.2f s), %d history partitions", cell, step, seconds, snapshot_seconds, partitions)
+        timings[SCHEDULED_RUN].append((seconds, partitions, files))
+        timings[HISTORY_SNAPSHOT].append((snapshot_seconds, partitions, files))
+    return timings
+
+
+def _timed(project: DbtProject, table: str, run: Callable[[], Any]) -> tuple[float, int, int]:
+    """Seconds of `run`, and the partitions and files it rewrote in `table`, from the table format's commits."""
     from late_data.table_history import commits_after, latest_version
 
-    spark, schema, table_format = project.spark, project.target_schema(), project.environment.table_format
-    timings: dict[str, list[tuple[float, int, int]]] = {strategy: [] for strategy in (*STRATEGIES, SCHEDULED_RUN)}
-    tables = {"changed_partitions": MEANS, "microbatch": MICROBATCH, "full_refresh": MEANS, "floor": FLOOR,
-              SCHEDULED_RUN: HISTORY}
-    for step in tqdm(range(1, runs + 1), desc=f"runs {cell}", unit="run", leave=False):
-        run_time = history_end + timedelta(minutes=step, seconds=10)
-        generate(spark, raw_table, scenario, BENCH_ORIGIN, previous, run_time)
-        _cache_changed_windows(spark, schema, previous, run_time)
-        for strategy in (*STRATEGIES, SCHEDULED_RUN):
-            if strategy == "full_refresh" and step > _full_refresh_runs(cell, runs):
-                continue
-            table = f"{schema}.{tables[strategy]}"
-            version = latest_version(spark, table, table_format)
-            started = time.perf_counter()
-            _run_strategy(project, strategy, previous, run_time)
-            seconds = time.perf_counter() - started
-            if strategy == SCHEDULED_RUN:
-                seconds += timings["changed_partitions"][-1][0]
-            commits = commits_after(spark, table, table_format, version)
-            partitions = set().union(*(commit.partitions_touched for commit in commits))
-            files = sum(commit.files_added + commit.files_removed for commit in commits)
-            timings[strategy].append((seconds, len(partitions), files))
-            log.info("%s %s run %d: %.2f s, %d partitions, %d files", cell, strategy, step, seconds, len(partitions), files)
-        previous = run_time
-    return timings
+    table_format = project.environment.table_format
+    version = latest_version(project.spark, table, table_format)
+    started = time.perf_counter()
+    run()
+    seconds = time.perf_counter() - started
+    commits = commits_after(project.spark, table, table_format, version)
+    partitions = set().union(*(commit.partitions_touched for commit in commits))
+    return seconds, len(partitions), sum(commit.files_added + commit.files_removed for commit in commits)
 
 
 def _full_refresh_runs(cell: BenchCell, runs: int) -> int:
@@ -239,9 +236,6 @@ def _run_strategy(project: DbtProject, strategy: str, previous: datetime, run_ti
     at = {"run_time": _stamp(run_time)}
     if strategy == "changed_partitions":
         project.invoke(["run", "--select", MEANS], at)
-    elif strategy == SCHEDULED_RUN:
-        # The rest of the scheduler's run; its time is added to the means model's.
-        project.invoke(["build", "--select", f"{TOO_LATE} {HISTORY}", "--resource-type", "model", "--resource-type", "snapshot"], at)
     elif strategy == "microbatch":
         late = timedelta(seconds=BENCH_VARS["late_window_seconds"] + BENCH_VARS["window_size_seconds"])
         # The batches a late row can reach: lookback covering the late window, whatever changed.
@@ -342,23 +336,26 @@ def write_bench_outputs(results: list[BenchResult], out_dir: Path, machine: str)
     median = {(r.locations, r.history_hours, r.lateness, r.strategy): r.median_s for r in results}
     lines = [
         f"# Benchmark: changed partitions against the alternatives\n\n{machine}\n",
-        "Median seconds per warm run (one Spark session), same data and run times per cell. The first four"
-        " columns keep `water_level_window_means` right, one dbt invocation each (the floor: one Spark"
-        " statement); `scheduled run` is this project's whole scheduled run: the means, then the too-late"
-        " listing and the history snapshot.\n",
-        "| locations | history h | lateness | changed partitions | microbatch | full refresh | floor | scheduled run |"
-        " ours / microbatch | ours / full refresh | ours / floor |",
-        "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "Median seconds per warm run (one Spark session). Per cell, the four ways to keep"
+        " `water_level_window_means` right ran on the same data and run times, one dbt invocation each"
+        " (the floor: one Spark statement). Then `scheduled run`: this project's whole scheduled run"
+        " (means, too-late listing and history snapshot in one invocation) on the following minutes,"
+        " with the snapshot's share of it.\n",
+        "| locations | history h | lateness | changed partitions | microbatch | full refresh | floor"
+        " | ours / microbatch | ours / full refresh | ours / floor | scheduled run | of which snapshot |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for cell in cells:
-        ours, micro, full, floor, scheduled = (median[(*cell, strategy)] for strategy in (*STRATEGIES, SCHEDULED_RUN))
+        ours, micro, full, floor, scheduled, snapshot = (
+            median[(*cell, strategy)] for strategy in (*STRATEGIES, SCHEDULED_RUN, HISTORY_SNAPSHOT)
+        )
         lines.append(
             f"| {cell[0]:,} | {cell[1]:g} | {cell[2]} | {ours:.2f} | {micro:.2f} | {full:.2f} | {floor:.2f}"
-            f" | {scheduled:.2f} | {ours / micro:.2f} | {ours / full:.2f} | {ours / floor:.2f} |"
+            f" | {ours / micro:.2f} | {ours / full:.2f} | {ours / floor:.2f} | {scheduled:.2f} | {snapshot:.2f} |"
         )
     lines += [
         "", "Partitions and files rewritten per run (medians, from the table format's commit metadata; for"
-        " `scheduled_run`, those of the history snapshot's table), and runs measured:", "",
+        " `scheduled_run` and `history_snapshot`, those of the history snapshot's table), and runs measured:", "",
         "| locations | history h | lateness | strategy | runs | partitions | files |", "|---:|---:|---|---|---:|---:|---:|",
     ]
     lines += [

@@ -120,12 +120,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     backfill.add_argument("--run-time", type=parse_time, default=None, help="default: now (UTC)")
 
-    history_cost = commands.add_parser(
-        "measure-history", help="time warm scheduled runs after N days of history (resets the schemas)"
-    )
-    history_cost.add_argument("--days", type=float, nargs="+", default=[1.0, 7.0])
-    history_cost.add_argument("--runs", type=int, default=5)
-
     bench = commands.add_parser(
         "bench", help="changed partitions vs microbatch vs full refresh vs a hand-written floor (resets the schemas)"
     )
@@ -168,13 +162,6 @@ def main(argv: list[str] | None = None) -> int:
 def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
     from late_data.demo import run_demo
 
-    if args.command == "measure-history":
-        from late_data.benchmarks import measure_history_cost
-
-        costs = [measure_history_cost(project, days, args.runs) for days in args.days]
-        for cost in costs:
-            print(cost.line(), flush=True)
-        return 0
     if args.command == "bench":
         from late_data.benchmarks import FULL_MATRIX, QUICK_MATRIX, bench_cell, write_bench_outputs
 

@@ -36,7 +36,7 @@ class RunReport:
 
 
 # Models and snapshots in one invocation (data tests run separately: `dbt test`).
-SCHEDULED_RUN = ["build", "--resource-type", "model", "--resource-type", "snapshot"]
+SCHEDULED_BUILD = ["build", "--resource-type", "model", "--resource-type", "snapshot"]
 
 # Appends the raw rows that arrive in [start, end).
 Feed = Callable[[datetime, datetime], None]
@@ -56,7 +56,7 @@ def run_pipeline(project: DbtProject, run_time: datetime, select: str | None = N
     """One run: `dbt build` of models and snapshots at run_time (all of them, or the dbt selection
     `select`, e.g. "+tag:water_level"), summarised from the audit."""
     started = time.perf_counter()
-    args = SCHEDULED_RUN + (["--select", select] if select else [])
+    args = SCHEDULED_BUILD + (["--select", select] if select else [])
     invocation = project.invoke(args, {"run_time": format_timestamp(run_time)})
     seconds = time.perf_counter() - started
     schema = project.target_schema()
