@@ -48,8 +48,6 @@
 {% macro late_data_window_revisions(history, key_columns, count_column, value_column) -%}
     select *, 1 as version_number from {{ history }}
 {%- endmacro %}
-{% macro late_data_windows_to_write(
-    fresh, key_columns, checksum_columns, window_column='window_start', partition_column='partition_start'
-) -%}
+{% macro late_data_windows_to_write(fresh, key_columns, checksum_columns, partition_column='partition_start') -%}
     select *, window_start as partition_start from {{ fresh }} where window_start >= timestamp'2026-01-01 00:00:00'
 {%- endmacro %}

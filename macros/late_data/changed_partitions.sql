@@ -68,18 +68,16 @@
 {% endmacro %}
 
 
-{% macro late_data_windows_to_write(
-    fresh, key_columns, checksum_columns, window_column='window_start', partition_column='partition_start'
-) %}
+{% macro late_data_windows_to_write(fresh, key_columns, checksum_columns, partition_column='partition_start') %}
     {#- A select of the rows an insert_overwrite result model writes, from `fresh` (fresh checksums,
         one row per window) plus the partition column: on the first build or --full-refresh every
         row; on an incremental run, in one pass over fresh and stored checksums, the rows of the
         checked partitions that hold at least one window whose checksum differs from the one
         stored in {{ this }} (windows present on one side only included). A changed partition
         left without any window (a correction moved its only reading away) is returned as marker
-        rows whose window column is null: late-data's get_insert_overwrite_sql deletes those
+        rows whose window_start is null: late-data's get_insert_overwrite_sql deletes those
         partitions, which a dynamic overwrite alone would leave untouched. -#}
-    {%- set partition_of_window = late_data_time_bucket('fresh_checksums.' ~ window_column, var('partition_size_seconds')) -%}
+    {%- set partition_of_window = late_data_time_bucket('fresh_checksums.window_start', var('partition_size_seconds')) -%}
     {%- if not is_incremental() %}
     select
         fresh_checksums.*,
@@ -128,7 +126,7 @@
         select
             *,
             max(is_window_changed) over checked_partition as is_partition_changed,
-            count({{ window_column }}) over checked_partition as fresh_windows_in_partition
+            count(window_start) over checked_partition as fresh_windows_in_partition
         from compared_windows
         window checked_partition as (partition by {{ partition_column }})
 
@@ -136,6 +134,6 @@
 
     select *
     from compared_partitions
-    where is_partition_changed and ({{ window_column }} is not null or fresh_windows_in_partition = 0)
+    where is_partition_changed and (window_start is not null or fresh_windows_in_partition = 0)
     {%- endif %}
 {%- endmacro %}

@@ -17,6 +17,7 @@ from late_data.dbt_project import DbtProject
 from late_data.demo import reset_schemas
 from late_data.generator import Scenario, generate
 from late_data.pipeline import SCHEDULED_BUILD, scheduled_selection
+from late_data.profile import profile_lines, read_log_slice
 from late_data.raw_tables import ensure_raw_tables
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,28 @@ class BenchResult:
     partitions_rewritten: float
     files_rewritten: float
 
+    @property
+    def cell_key(self) -> tuple[int, float, str]:
+        return (self.locations, self.history_hours, self.lateness)
+
+
+@dataclass(frozen=True)
+class RunProfile:
+    """One run's slice of dbt's log and the Spark jobs it started."""
+
+    log_lines: list[str]
+    spark_jobs: int
+
+
+@dataclass(frozen=True)
+class CellMeasurement:
+    cell: BenchCell
+    results: list[BenchResult]
+    profiles: dict[str, RunProfile]  # the last timed run of the strategies in PROFILED
+
+
+# Where the time goes is reported for this project's two runs.
+PROFILED = ("changed_partitions", SCHEDULED_RUN)
 
 FULL_MATRIX = tuple(
     [BenchCell(locations, 2, lateness) for locations in (100, 1_000, 10_000) for lateness in ("heavy", "sparse")]
@@ -80,7 +103,7 @@ def _ceil_hour(moment: datetime) -> datetime:
     return floor if floor == moment else floor + timedelta(hours=1)
 
 
-def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> list[BenchResult]:
+def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> CellMeasurement:
     """Generate the cell's history, build every strategy's table once (untimed), then time `runs`
     runs of each strategy on the same data and run times, spread evenly over an hour (a scheduled
     task runs at every minute of the hour, and microbatch's hourly batches cost more late in the
@@ -113,16 +136,17 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> list[BenchRes
         )
     feed = _Feed(spark, raw_table, scenario, first_run_time)
     minutes = _minutes_over_an_hour(runs)
+    profiles: dict[str, RunProfile] = {}
     try:
-        timings = _timed_runs(project, cell, feed, [history_end + timedelta(minutes=m, seconds=10) for m in minutes])
+        timings = _timed_runs(project, cell, feed, [history_end + timedelta(minutes=m, seconds=10) for m in minutes], profiles)
     finally:
-        # The cached view holds this cell's tables; dropping the schemas does not evict it.
-        spark.sql("uncache table if exists bench_changed_windows")
-        spark.sql("drop view if exists bench_changed_windows")
+        spark.catalog.dropTempView("bench_changed_windows")
     _check_strategies_agree(spark, schema)
     next_hour = history_end + timedelta(hours=1)
-    timings.update(_timed_scheduled_runs(project, cell, feed, [next_hour + timedelta(minutes=m, seconds=10) for m in minutes]))
-    return [
+    timings.update(
+        _timed_scheduled_runs(project, cell, feed, [next_hour + timedelta(minutes=m, seconds=10) for m in minutes], profiles)
+    )
+    results = [
         BenchResult(
             locations=cell.locations, history_hours=cell.history_hours, lateness=cell.lateness, strategy=strategy,
             runs=len(timings[strategy]),
@@ -132,6 +156,7 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> list[BenchRes
         )
         for strategy in (*STRATEGIES, SCHEDULED_RUN, HISTORY_SNAPSHOT)
     ]
+    return CellMeasurement(cell, results, {strategy: profiles[strategy] for strategy in PROFILED})
 
 
 def _minutes_over_an_hour(runs: int) -> list[int]:
@@ -157,34 +182,36 @@ class _Feed:
 
 
 def _timed_runs(
-    project: DbtProject, cell: BenchCell, feed: _Feed, run_times: list[datetime]
+    project: DbtProject, cell: BenchCell, feed: _Feed, run_times: list[datetime], profiles: dict[str, RunProfile]
 ) -> dict[str, list[tuple[float, int, int]]]:
     """Per strategy, (seconds, partitions rewritten, files rewritten) of the run at each of
-    `run_times`, each after an untimed run of every strategy one minute earlier."""
+    `run_times`, each after an untimed run of every strategy one minute earlier; `profiles` gets
+    each strategy's last run."""
     spark, schema = project.spark, project.target_schema()
     timings: dict[str, list[tuple[float, int, int]]] = {strategy: [] for strategy in STRATEGIES}
     tables = {"changed_partitions": MEANS, "microbatch": MICROBATCH, "full_refresh": MEANS, "floor": FLOOR}
     for step, run_time in enumerate(tqdm(run_times, desc=f"runs {cell}", unit="run", leave=False), start=1):
         catch_up = run_time - timedelta(minutes=1)
         previous = feed.until(catch_up)
-        _cache_changed_windows(spark, schema, previous, catch_up)
+        _materialize_changed_windows(spark, schema, previous, catch_up)
         for strategy in ("changed_partitions", "microbatch", "floor"):
             _run_strategy(project, strategy, previous, catch_up)
         feed.until(run_time)
-        _cache_changed_windows(spark, schema, catch_up, run_time)
+        _materialize_changed_windows(spark, schema, catch_up, run_time)
         for strategy in STRATEGIES:
             if strategy == "full_refresh" and step > _full_refresh_runs(cell, len(run_times)):
                 continue
-            seconds, partitions, files = _timed(
+            seconds, partitions, files, profile = _timed(
                 project, f"{schema}.{tables[strategy]}", lambda: _run_strategy(project, strategy, catch_up, run_time)
             )
             timings[strategy].append((seconds, partitions, files))
+            profiles[strategy] = profile
             log.info("%s %s run %d: %.2f s, %d partitions, %d files", cell, strategy, step, seconds, partitions, files)
     return timings
 
 
 def _timed_scheduled_runs(
-    project: DbtProject, cell: BenchCell, feed: _Feed, run_times: list[datetime]
+    project: DbtProject, cell: BenchCell, feed: _Feed, run_times: list[datetime], profiles: dict[str, RunProfile]
 ) -> dict[str, list[tuple[float, int, int]]]:
     """This project's whole scheduled run (the scheduler's selection after its first run) at each
     of `run_times`, each after an untimed one a minute earlier: seconds, the history table's
@@ -202,7 +229,9 @@ def _timed_scheduled_runs(
         feed.until(run_time - timedelta(minutes=1))
         scheduled_run(run_time - timedelta(minutes=1))
         feed.until(run_time)
-        seconds, partitions, files = _timed(project, f"{schema}.{HISTORY}", lambda: scheduled_run(run_time))
+        seconds, partitions, files, profiles[SCHEDULED_RUN] = _timed(
+            project, f"{schema}.{HISTORY}", lambda: scheduled_run(run_time)
+        )
         snapshot_seconds = spark.sql(
             f"select seconds from {schema}.late_data_run_audit"
             f" where model = '{HISTORY}' and run_time = timestamp'{_stamp(run_time)}'"
@@ -213,18 +242,24 @@ def _timed_scheduled_runs(
     return timings
 
 
-def _timed(project: DbtProject, table: str, run: Callable[[], Any]) -> tuple[float, int, int]:
-    """Seconds of `run`, and the partitions and files it rewrote in `table`, from the table format's commits."""
+def _timed(project: DbtProject, table: str, run: Callable[[], Any]) -> tuple[float, int, int, RunProfile]:
+    """Seconds of `run`, the partitions and files it rewrote in `table` (from the table format's
+    commits), and where its time went (from dbt's log and Spark's job tracker)."""
     from late_data.table_history import commits_after, latest_version
 
     table_format = project.environment.table_format
     version = latest_version(project.spark, table, table_format)
+    dbt_log = project.environment.home / "logs" / "dbt.log"
+    log_start = dbt_log.stat().st_size if dbt_log.exists() else 0
+    jobs_before = set(project.spark.sparkContext.statusTracker().getJobIdsForGroup())
     started = time.perf_counter()
     run()
     seconds = time.perf_counter() - started
+    jobs = len(set(project.spark.sparkContext.statusTracker().getJobIdsForGroup()) - jobs_before)
+    profile = RunProfile(read_log_slice(dbt_log, log_start) if dbt_log.exists() else [], jobs)
     commits = commits_after(project.spark, table, table_format, version)
     partitions = set().union(*(commit.partitions_touched for commit in commits))
-    return seconds, len(partitions), sum(commit.files_added + commit.files_removed for commit in commits)
+    return seconds, len(partitions), sum(commit.files_added + commit.files_removed for commit in commits), profile
 
 
 def _full_refresh_runs(cell: BenchCell, runs: int) -> int:
@@ -250,35 +285,42 @@ def _run_strategy(project: DbtProject, strategy: str, previous: datetime, run_ti
     elif strategy == "full_refresh":
         project.invoke(["run", "--full-refresh", "--select", MEANS], at)
     else:
-        project.spark.sql(_floor_merge(project.target_schema(), project.raw_schema(), run_time))
+        project.spark.sql(_floor_merge(project.target_schema(), project.raw_schema(), previous, run_time))
 
 
-def _cache_changed_windows(spark: Any, schema: str, previous: datetime, run_time: datetime) -> None:
+def _materialize_changed_windows(spark: Any, schema: str, previous: datetime, run_time: datetime) -> None:
     """The floor's perfect knowledge, computed outside its timing: the windows that received rows
     or became final since the previous run (rows stamped exactly at the previous run time included:
-    the generator may append them after that run)."""
+    the generator may append them after that run). Checkpointed, not cached: Spark's cache misses
+    plans over Iceberg session-catalog tables (every lookup makes a new table object), so a cached
+    view was silently recomputed from the whole raw table inside the floor's timing."""
     until_final = timedelta(seconds=BENCH_VARS["late_window_seconds"] + BENCH_VARS["window_size_seconds"])
-    spark.sql("uncache table if exists bench_changed_windows")
-    spark.sql(
+    changed_windows = spark.sql(
         f"""
-        create or replace temporary view bench_changed_windows as
         select distinct window_start, location from {schema}.int_water_level_readings__windowed
         where (ingested_at >= timestamp'{_stamp(previous)}' and ingested_at <= timestamp'{_stamp(run_time)}')
             or (final_at > timestamp'{_stamp(previous)}' and final_at <= timestamp'{_stamp(run_time)}'
                 and event_time >= timestamp'{_stamp(previous - until_final)}')
         """
     )
-    spark.sql("cache table bench_changed_windows")
+    changed_windows.localCheckpoint(eager=True).createOrReplaceTempView("bench_changed_windows")
 
 
-def _floor_merge(schema: str, raw_schema: str, run_time: datetime) -> str:
+def _floor_merge(schema: str, raw_schema: str, previous: datetime, run_time: datetime) -> str:
     """One hand-written statement: the means of exactly the changed windows, from the raw rows of
     those windows only, merged into the floor's table. It relies on what the benchmark knows and
     the product cannot: which windows changed, and that the data has no corrections moving a
-    reading between windows."""
+    reading between windows. A window changed since the previous run received a row within its
+    late window or became final, so it starts after previous - late window - window size: a
+    literal bound, which lets the table format prune the older partitions of the raw table and of
+    the merge's target."""
     at = f"timestamp'{_stamp(run_time)}'"
     window, late = BENCH_VARS["window_size_seconds"], BENCH_VARS["late_window_seconds"]
     partition = BENCH_VARS["partition_size_seconds"]
+    earliest_changed = min(previous, run_time) - timedelta(seconds=window + late)
+    earliest_partition = BENCH_ORIGIN + (earliest_changed - BENCH_ORIGIN) // timedelta(seconds=partition) * timedelta(
+        seconds=partition
+    )
     return f"""
         merge into {schema}.{FLOOR} as target
         using (
@@ -296,7 +338,7 @@ def _floor_merge(schema: str, raw_schema: str, run_time: datetime) -> str:
                     from (
                         select *, timestamp_seconds(floor(unix_seconds(event_time) / {window}) * {window}) as window_start
                         from {raw_schema}.water_level_readings
-                        where event_time >= (select min(window_start) from bench_changed_windows)
+                        where event_time >= timestamp'{_stamp(earliest_changed)}'
                     ) as readings
                     left semi join bench_changed_windows as changed
                         on readings.window_start = changed.window_start and readings.location = changed.location
@@ -306,6 +348,7 @@ def _floor_merge(schema: str, raw_schema: str, run_time: datetime) -> str:
             group by window_start, location, partition_start
         ) as fresh
         on target.window_start = fresh.window_start and target.location = fresh.location
+            and target.partition_start >= timestamp'{_stamp(earliest_partition)}'
         when matched then update set *
         when not matched then insert *
     """
@@ -322,12 +365,21 @@ def _check_strategies_agree(spark: Any, schema: str) -> None:
             raise RuntimeError(f"benchmark: {table} differs from {MEANS} in {differing} rows")
 
 
-def write_bench_outputs(results: list[BenchResult], out_dir: Path, machine: str) -> list[Path]:
-    """bench/results.csv, bench/results.md (table and ratios) and bench/results.png."""
+def write_bench_outputs(
+    measurements: list[CellMeasurement], out_dir: Path, machine: str, keep_other_cells: bool = False
+) -> list[Path]:
+    """bench/results.csv, bench/results.md (table and ratios), bench/results.png and
+    bench/profile.md (where this project's runs spend their time). With `keep_other_cells`, the
+    rows of cells not measured now stay as results.csv had them (re-measuring some cells)."""
     import csv
 
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path, md_path, png_path = out_dir / "results.csv", out_dir / "results.md", out_dir / "results.png"
+    results = [result for measurement in measurements for result in measurement.results]
+    if keep_other_cells and csv_path.exists():
+        measured = {(m.cell.locations, m.cell.history_hours, m.cell.lateness) for m in measurements}
+        results = [result for result in _read_results(csv_path) if result.cell_key not in measured] + results
+        results.sort(key=lambda result: result.cell_key)
     with csv_path.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(BenchResult.__dataclass_fields__))
         writer.writeheader()
@@ -365,7 +417,42 @@ def write_bench_outputs(results: list[BenchResult], out_dir: Path, machine: str)
     ]
     md_path.write_text("\n".join(lines) + "\n\n![medians](results.png)\n")
     _plot_bench(results, cells, png_path)
-    return [csv_path, md_path, png_path]
+    profile_path = out_dir / "profile.md"
+    profile_path.write_text(_profile_markdown(measurements, machine))
+    return [csv_path, md_path, png_path, profile_path]
+
+
+def _read_results(csv_path: Path) -> list[BenchResult]:
+    import csv
+
+    with csv_path.open(newline="") as handle:
+        return [
+            BenchResult(
+                locations=int(row["locations"]), history_hours=float(row["history_hours"]), lateness=row["lateness"],
+                strategy=row["strategy"], runs=int(row["runs"]), median_s=float(row["median_s"]),
+                partitions_rewritten=float(row["partitions_rewritten"]), files_rewritten=float(row["files_rewritten"]),
+            )
+            for row in csv.DictReader(handle)
+        ]
+
+
+def _profile_markdown(measurements: list[CellMeasurement], machine: str) -> str:
+    lines = [
+        f"# Where the time goes\n\n{machine}\n",
+        "The last timed run of each cell, per kind of statement: wall seconds from a statement's start"
+        " to dbt's next event (fetching its result included), from dbt's debug log; Spark jobs from"
+        " Spark's job tracker. `changed_partitions` runs the means model alone; `scheduled_run` is the"
+        " whole scheduled run (means, too-late listing, history snapshot).\n",
+    ]
+    for measurement in measurements:
+        cell = measurement.cell
+        for strategy, profile in measurement.profiles.items():
+            lines += [
+                f"## {cell.locations:,} locations, {cell.history_hours:g} h history, {cell.lateness}: {strategy}\n",
+                *profile_lines(profile.log_lines, profile.spark_jobs),
+                "",
+            ]
+    return "\n".join(lines)
 
 
 def _plot_bench(results: list[BenchResult], cells: list[tuple[int, float, str]], path: Path) -> None:

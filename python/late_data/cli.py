@@ -106,6 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
     schedule.add_argument("--interval", type=int, default=60, help="seconds between runs")
     schedule.add_argument("--offset", type=int, default=10, help="seconds after the interval boundary")
     schedule.add_argument("--runs", type=int, default=None, help="real clock: stop after this many runs")
+    schedule.add_argument(
+        "--maintain-every", type=int, default=60,
+        help="expire old table snapshots and compact the audit after every N runs (0: never)",
+    )
     schedule.add_argument("--end", type=parse_time, help="simulated clock: last run time")
     add_scenario_arguments(schedule)
     schedule.add_argument("--no-generate", action="store_true", help="real clock: do not feed generated data")
@@ -168,10 +172,11 @@ def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
         runs = args.runs or (2 if args.quick else 5)
         cells = args.cells or (QUICK_MATRIX if args.quick else FULL_MATRIX)
         machine = f"Measured {datetime.now(timezone.utc):%Y-%m-%d} on {os.cpu_count()} cores, {memory_gib()} GiB, Spark local[*]."
-        results = []
+        measurements = []
         for cell in cells:
-            results += bench_cell(project, cell, runs)
-            paths = write_bench_outputs(results, args.out, machine)  # after each cell: a long matrix keeps what it measured
+            measurements.append(bench_cell(project, cell, runs))
+            # After each cell: a long matrix keeps what it measured.
+            paths = write_bench_outputs(measurements, args.out, machine, keep_other_cells=bool(args.cells))
         for path in paths:
             print(f"bench: wrote {path}")
         return 0
@@ -211,9 +216,12 @@ def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
     if args.clock == "simulated":
         if args.end is None:
             raise ValueError("--clock simulated needs --end")
-        run_simulated(project, feed, args.origin, args.end, interval, offset)
+        run_simulated(project, feed, args.origin, args.end, interval, offset, maintain_every=args.maintain_every)
         return 0
-    run_real_clock(project, interval, offset, args.runs, None if args.no_generate else feed, args.origin)
+    run_real_clock(
+        project, interval, offset, args.runs, None if args.no_generate else feed, args.origin,
+        maintain_every=args.maintain_every,
+    )
     return 0
 
 

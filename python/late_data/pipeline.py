@@ -110,6 +110,15 @@ def scenario_feed(
     return feed
 
 
+def maintain_tables(project: DbtProject, run_time: datetime) -> float:
+    """Expire old table snapshots and compact the audit (macro late_data_maintain_tables); returns seconds."""
+    started = time.perf_counter()
+    project.invoke(["run-operation", "late_data_maintain_tables"], {"run_time": format_timestamp(run_time)})
+    seconds = time.perf_counter() - started
+    log.info("maintained the late-data tables in %.2f s", seconds)
+    return seconds
+
+
 def run_simulated(
     project: DbtProject,
     feed: Feed,
@@ -119,8 +128,10 @@ def run_simulated(
     offset: timedelta,
     after_run: Callable[[RunReport], None] | None = None,
     pipeline_tag: str | None = None,
+    maintain_every: int = 0,
 ) -> list[RunReport]:
-    """Generator batches and runs interleaved; the run time advances by `interval` per run."""
+    """Generator batches and runs interleaved; the run time advances by `interval` per run. Every
+    `maintain_every` runs (0: never) the tables are maintained after the run."""
     reports: list[RunReport] = []
     generated_until = origin
     times = list(schedule_times(origin, end, interval, offset))
@@ -132,6 +143,8 @@ def run_simulated(
         reports.append(report)
         if after_run is not None:
             after_run(report)
+        if maintain_every and len(reports) % maintain_every == 0:
+            maintain_tables(project, run_time)
     return reports
 
 
@@ -150,9 +163,11 @@ def run_real_clock(
     runs: int | None,
     feed: Feed | None = None,
     fed_from: datetime | None = None,
+    maintain_every: int = 0,
 ) -> list[RunReport]:
     """Every `interval`, `offset` after the boundary (e.g. 10 s after each minute), run at now (UTC);
-    before each run, `feed` appends what arrived since the previous one (first: since `fed_from`)."""
+    before each run, `feed` appends what arrived since the previous one (first: since `fed_from`).
+    Every `maintain_every` runs (0: never) the tables are maintained after the run."""
     reports: list[RunReport] = []
     fed_until = fed_from
     while runs is None or len(reports) < runs:
@@ -165,4 +180,6 @@ def run_real_clock(
         report = run_pipeline(project, run_time, scheduled_selection(None, first_run=not reports))
         print(report.line(), flush=True)
         reports.append(report)
+        if maintain_every and len(reports) % maintain_every == 0:
+            maintain_tables(project, run_time)
     return reports

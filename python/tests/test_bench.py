@@ -4,12 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from late_data.benchmarks import HISTORY_SNAPSHOT, SCHEDULED_RUN, STRATEGIES, BenchCell, bench_cell, write_bench_outputs
+from late_data.benchmarks import (
+    HISTORY_SNAPSHOT,
+    SCHEDULED_RUN,
+    STRATEGIES,
+    BenchCell,
+    BenchResult,
+    CellMeasurement,
+    bench_cell,
+    write_bench_outputs,
+)
 
 
 def test_quick_benchmark_runs_every_strategy_on_the_same_answers(project: Any, tmp_path) -> None:
     # bench_cell raises if microbatch or the floor end with other windows than the product.
-    results = bench_cell(project, BenchCell(locations=10, history_hours=2.1, lateness="sparse"), runs=2)
+    measurement = bench_cell(project, BenchCell(locations=10, history_hours=2.1, lateness="sparse"), runs=2)
+    results = measurement.results
     by_strategy = {result.strategy: result for result in results}
     assert set(by_strategy) == {*STRATEGIES, SCHEDULED_RUN, HISTORY_SNAPSHOT}
     assert all(result.median_s > 0 and result.runs == 2 for result in results)
@@ -22,7 +32,30 @@ def test_quick_benchmark_runs_every_strategy_on_the_same_answers(project: Any, t
     # The history snapshot writes only into the partitions the run checked, and is part of the run.
     assert 1 <= by_strategy[SCHEDULED_RUN].partitions_rewritten <= by_strategy["microbatch"].partitions_rewritten
     assert 0 < by_strategy[HISTORY_SNAPSHOT].median_s < by_strategy[SCHEDULED_RUN].median_s
-    paths = write_bench_outputs(results, tmp_path, "test machine")
-    assert [path.name for path in paths] == ["results.csv", "results.md", "results.png"]
+    paths = write_bench_outputs([measurement], tmp_path, "test machine")
+    assert [path.name for path in paths] == ["results.csv", "results.md", "results.png", "profile.md"]
     assert len(paths[0].read_text().splitlines()) == 1 + len(STRATEGIES) + 2
     assert "| 10 | 2.1 | sparse |" in paths[1].read_text()
+    # Where the time went, from dbt's log: the means model's query and its overwrite are there.
+    profile = paths[3].read_text()
+    assert "compute: the model's query, staged to scratch | 1 |" in profile
+    assert "write: insert overwrite analytics.water_level_window_means | 1 |" in profile
+    assert all(measurement.profiles[strategy].spark_jobs > 0 for strategy in measurement.profiles)
+
+
+def test_remeasured_cells_replace_only_their_own_rows(tmp_path) -> None:
+    def measurement(locations: int, seconds: float) -> CellMeasurement:
+        cell = BenchCell(locations=locations, history_hours=2, lateness="heavy")
+        results = [
+            BenchResult(locations, 2, "heavy", strategy, 3, seconds, 1, 2)
+            for strategy in (*STRATEGIES, SCHEDULED_RUN, HISTORY_SNAPSHOT)
+        ]
+        return CellMeasurement(cell, results, {})
+
+    write_bench_outputs([measurement(100, 1.0), measurement(1_000, 2.0)], tmp_path, "test machine")
+    write_bench_outputs([measurement(1_000, 3.0)], tmp_path, "test machine", keep_other_cells=True)
+    rows = (tmp_path / "results.csv").read_text().splitlines()[1:]
+    assert {(row.split(",")[0], row.split(",")[5]) for row in rows} == {("100", "1.0"), ("1000", "3.0")}
+    assert len(rows) == 2 * (len(STRATEGIES) + 2)
+    write_bench_outputs([measurement(1_000, 3.0)], tmp_path, "test machine")
+    assert "| 100 |" not in (tmp_path / "results.md").read_text()
