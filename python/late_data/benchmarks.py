@@ -418,7 +418,8 @@ def write_bench_outputs(
     md_path.write_text("\n".join(lines) + "\n\n![medians](results.png)\n")
     _plot_bench(results, cells, png_path)
     profile_path = out_dir / "profile.md"
-    profile_path.write_text(_profile_markdown(measurements, machine))
+    kept_sections = _other_cells_profile_sections(profile_path, measurements) if keep_other_cells else []
+    profile_path.write_text(_profile_markdown(measurements, machine, kept_sections))
     return [csv_path, md_path, png_path, profile_path]
 
 
@@ -436,19 +437,33 @@ def _read_results(csv_path: Path) -> list[BenchResult]:
         ]
 
 
-def _profile_markdown(measurements: list[CellMeasurement], machine: str) -> str:
+def _profile_heading(cell: BenchCell) -> str:
+    return f"## {cell.locations:,} locations, {cell.history_hours:g} h history, {cell.lateness}: "
+
+
+def _other_cells_profile_sections(profile_path: Path, measurements: list[CellMeasurement]) -> list[str]:
+    """The sections of an existing profile.md that belong to cells not measured now."""
+    if not profile_path.exists():
+        return []
+    measured = tuple(_profile_heading(measurement.cell) for measurement in measurements)
+    sections = profile_path.read_text().split("\n## ")[1:]
+    return ["## " + section.strip() + "\n" for section in sections if not ("## " + section).startswith(measured)]
+
+
+def _profile_markdown(measurements: list[CellMeasurement], machine: str, kept_sections: list[str]) -> str:
     lines = [
         f"# Where the time goes\n\n{machine}\n",
         "The last timed run of each cell, per kind of statement: wall seconds from a statement's start"
         " to dbt's next event (fetching its result included), from dbt's debug log; Spark jobs from"
         " Spark's job tracker. `changed_partitions` runs the means model alone; `scheduled_run` is the"
         " whole scheduled run (means, too-late listing, history snapshot).\n",
+        *kept_sections,
     ]
     for measurement in measurements:
         cell = measurement.cell
         for strategy, profile in measurement.profiles.items():
             lines += [
-                f"## {cell.locations:,} locations, {cell.history_hours:g} h history, {cell.lateness}: {strategy}\n",
+                f"{_profile_heading(cell)}{strategy}\n",
                 *profile_lines(profile.log_lines, profile.spark_jobs),
                 "",
             ]

@@ -11,6 +11,7 @@ from late_data.benchmarks import (
     BenchCell,
     BenchResult,
     CellMeasurement,
+    RunProfile,
     bench_cell,
     write_bench_outputs,
 )
@@ -50,12 +51,14 @@ def test_remeasured_cells_replace_only_their_own_rows(tmp_path) -> None:
             BenchResult(locations, 2, "heavy", strategy, 3, seconds, 1, 2)
             for strategy in (*STRATEGIES, SCHEDULED_RUN, HISTORY_SNAPSHOT)
         ]
-        return CellMeasurement(cell, results, {})
+        return CellMeasurement(cell, results, {"changed_partitions": RunProfile([], spark_jobs=locations)})
 
     write_bench_outputs([measurement(100, 1.0), measurement(1_000, 2.0)], tmp_path, "test machine")
     write_bench_outputs([measurement(1_000, 3.0)], tmp_path, "test machine", keep_other_cells=True)
     rows = (tmp_path / "results.csv").read_text().splitlines()[1:]
     assert {(row.split(",")[0], row.split(",")[5]) for row in rows} == {("100", "1.0"), ("1000", "3.0")}
     assert len(rows) == 2 * (len(STRATEGIES) + 2)
+    profile = (tmp_path / "profile.md").read_text()
+    assert profile.count("## 100 locations") == 1 and profile.count("## 1,000 locations") == 1
     write_bench_outputs([measurement(1_000, 3.0)], tmp_path, "test machine")
     assert "| 100 |" not in (tmp_path / "results.md").read_text()
