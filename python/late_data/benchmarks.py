@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from tqdm import tqdm
 
+from late_data.backfill import floor_to
 from late_data.dbt_project import DbtProject
 from late_data.demo import reset_schemas
 from late_data.generator import Scenario, generate
@@ -249,7 +250,7 @@ def _timed(project: DbtProject, table: str, run: Callable[[], Any]) -> tuple[flo
 
     table_format = project.environment.table_format
     version = latest_version(project.spark, table, table_format)
-    dbt_log = project.environment.home / "logs" / "dbt.log"
+    dbt_log = project.environment.dbt_log_dir / "dbt.log"
     log_start = dbt_log.stat().st_size if dbt_log.exists() else 0
     jobs_before = set(project.spark.sparkContext.statusTracker().getJobIdsForGroup())
     started = time.perf_counter()
@@ -318,9 +319,7 @@ def _floor_merge(schema: str, raw_schema: str, previous: datetime, run_time: dat
     window, late = BENCH_VARS["window_size_seconds"], BENCH_VARS["late_window_seconds"]
     partition = BENCH_VARS["partition_size_seconds"]
     earliest_changed = min(previous, run_time) - timedelta(seconds=window + late)
-    earliest_partition = BENCH_ORIGIN + (earliest_changed - BENCH_ORIGIN) // timedelta(seconds=partition) * timedelta(
-        seconds=partition
-    )
+    earliest_partition = floor_to(earliest_changed, partition)
     return f"""
         merge into {schema}.{FLOOR} as target
         using (
@@ -384,7 +383,7 @@ def write_bench_outputs(
         writer = csv.DictWriter(handle, fieldnames=list(BenchResult.__dataclass_fields__))
         writer.writeheader()
         writer.writerows(asdict(result) for result in results)
-    cells = sorted({(r.locations, r.history_hours, r.lateness) for r in results})
+    cells = sorted({r.cell_key for r in results})
     median = {(r.locations, r.history_hours, r.lateness, r.strategy): r.median_s for r in results}
     lines = [
         f"# Benchmark: changed partitions against the alternatives\n\n{machine}\n",

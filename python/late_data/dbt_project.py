@@ -100,7 +100,7 @@ class DbtProject:
         ]
         command, rest = args[0], args[1:]
         full = [
-            "--quiet", "--log-path", str(self.environment.home / "logs"),
+            "--quiet", "--log-path", str(self.environment.dbt_log_dir),
             command, *base, *rest,
         ]
         log.debug("dbt %s", " ".join(full))

@@ -29,6 +29,10 @@ class ProjectEnvironment:
         return self.project_dir / "profiles"
 
     @property
+    def dbt_log_dir(self) -> Path:
+        return self.home / "logs"
+
+    @property
     def iceberg_jar_link(self) -> Path:
         return self.home / "jars" / "iceberg-spark-runtime.jar"
 

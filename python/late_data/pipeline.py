@@ -110,13 +110,11 @@ def scenario_feed(
     return feed
 
 
-def maintain_tables(project: DbtProject, run_time: datetime) -> float:
-    """Expire old table snapshots and compact the audit (macro late_data_maintain_tables); returns seconds."""
+def maintain_tables(project: DbtProject) -> None:
+    """Expire old table snapshots and compact the audit (macro late_data_maintain_tables)."""
     started = time.perf_counter()
-    project.invoke(["run-operation", "late_data_maintain_tables"], {"run_time": format_timestamp(run_time)})
-    seconds = time.perf_counter() - started
-    log.info("maintained the late-data tables in %.2f s", seconds)
-    return seconds
+    project.invoke(["run-operation", "late_data_maintain_tables"])
+    log.info("maintained the late-data tables in %.2f s", time.perf_counter() - started)
 
 
 def run_simulated(
@@ -144,7 +142,7 @@ def run_simulated(
         if after_run is not None:
             after_run(report)
         if maintain_every and len(reports) % maintain_every == 0:
-            maintain_tables(project, run_time)
+            maintain_tables(project)
     return reports
 
 
@@ -181,5 +179,5 @@ def run_real_clock(
         print(report.line(), flush=True)
         reports.append(report)
         if maintain_every and len(reports) % maintain_every == 0:
-            maintain_tables(project, run_time)
+            maintain_tables(project)
     return reports
