@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup demo test lint pytest bench bench-quick clean
+.PHONY: setup demo test lint pytest pytest-cluster bench bench-quick cluster-up cluster-down cluster-status cluster-demo clean
 
 setup: $(INSTALLED)
 
@@ -38,5 +38,25 @@ bench: setup
 bench-quick: setup
 	$(BIN)/late-data bench --quick --out bench/quick
 
+# A shared catalog (PostgreSQL + Hive metastore service), a Spark standalone master with two workers
+# and a Spark Thrift Server on this machine, state in LATE_DATA_HOME/cluster (docs/cluster.md).
+cluster-up: setup
+	$(BIN)/late-data cluster up
+
+cluster-down: setup
+	$(BIN)/late-data cluster down
+
+cluster-status: setup
+	$(BIN)/late-data cluster status
+
+# The demo with dbt going through the Thrift Server (the Python side on a `cluster` session).
+cluster-demo: cluster-up
+	LATE_DATA_TARGET=thrift $(BIN)/late-data demo
+
+# Only the cluster test (brings a cluster up in a temporary LATE_DATA_HOME and down again).
+pytest-cluster: setup
+	$(BIN)/pytest python/tests -m cluster
+
 clean:
+	@if [ -x $(BIN)/late-data ]; then $(BIN)/late-data cluster down; fi
 	rm -rf $(VENV) .late_data target logs

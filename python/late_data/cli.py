@@ -12,7 +12,7 @@ from pathlib import Path
 from late_data.backfill import run_backfill
 from late_data.benchmarks import BENCH_LATENESS, BenchCell
 from late_data.dbt_project import DbtInvocationError, DbtProject
-from late_data.environment import SetupError, prepare_environment
+from late_data.environment import ProjectEnvironment, SetupError, prepare_environment
 from late_data.generator import LATENESS_PROFILES, PageScenario, Scenario
 from late_data.oracle import WindowSettings, compare_window_means
 from late_data.pipeline import run_real_clock, run_simulated, scenario_feed
@@ -138,6 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="compare every window with a from-scratch recomputation")
     check.add_argument("--run-time", type=parse_time, required=True)
 
+    cluster = commands.add_parser(
+        "cluster", help="a shared catalog (PostgreSQL + Hive metastore), Spark master, workers and Thrift Server"
+    )
+    cluster.add_argument("action", choices=("up", "down", "status"))
+
     demo = commands.add_parser("demo", help="2 hours of the scenario on a simulated clock, then the oracle")
     demo.add_argument("--hours", type=float, default=2.0)
     demo.add_argument("--interval", type=int, default=900, help="seconds between simulated runs")
@@ -150,17 +155,37 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    for noisy in ("py4j", "pyspark"):
+    for noisy in ("py4j", "pyspark", "pyhive"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         environment = prepare_environment()
         if args.command == "setup":
-            print(f"late-data: ready in {environment.home} (table format {environment.table_format})")
+            print(
+                f"late-data: ready in {environment.home} (table format {environment.table_format},"
+                f" target {environment.profile_target})"
+            )
             return 0
+        if args.command == "cluster":
+            return run_cluster_command(args.action, environment)
         return dispatch(args, DbtProject(environment))
     except (SetupError, DbtInvocationError, ValueError) as error:
         print(f"late-data: {error}", file=sys.stderr)
         return 2
+
+
+def run_cluster_command(action: str, environment: ProjectEnvironment) -> int:
+    from late_data.cluster import cluster_down, cluster_status, cluster_up, describe
+
+    if action == "up":
+        settings, seconds = cluster_up(environment)
+        print(f"cluster: up in {seconds:.1f} s")
+    elif action == "down":
+        stopped = cluster_down(environment)
+        print(f"cluster: stopped {', '.join(stopped)}" if stopped else "cluster: nothing was running")
+        return 0
+    settings, statuses = cluster_status(environment)
+    print(describe(settings, statuses))
+    return 0 if all(status.running for status in statuses) else 1
 
 
 def dispatch(args: argparse.Namespace, project: DbtProject) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,22 @@ from typing import IO
 ICEBERG_JAR_PACKAGE = "snowpark_connect_deps_iceberg"
 ICEBERG_JAR_NAME = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
 TABLE_FORMATS = ("iceberg", "delta")
+# Profile targets (profiles/profiles.yml). The embedded ones are named after their table format;
+# `cluster` (session method on the standalone master) and `thrift` (a Spark Thrift Server) share
+# one catalog, the Hive metastore service of `late-data cluster up`, and are Iceberg only.
+EMBEDDED_TARGETS = TABLE_FORMATS
+SHARED_CATALOG_TARGETS = ("cluster", "thrift")
+TARGETS = EMBEDDED_TARGETS + SHARED_CATALOG_TARGETS
+# Settings the shared-catalog targets read, with the defaults profiles.yml and `late-data cluster`
+# use; each must be a TCP port.
+PORT_SETTINGS = {
+    "LATE_DATA_POSTGRES_PORT": 15432,
+    "LATE_DATA_METASTORE_PORT": 19083,
+    "LATE_DATA_SPARK_MASTER_PORT": 17077,
+    "LATE_DATA_SPARK_UI_PORT": 18080,
+    "LATE_DATA_THRIFT_PORT": 10015,
+}
+URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 class SetupError(RuntimeError):
@@ -23,6 +40,21 @@ class ProjectEnvironment:
     project_dir: Path
     home: Path
     table_format: str
+    # The profile target (LATE_DATA_TARGET); None: the embedded target of the table format.
+    target: str | None = None
+
+    @property
+    def profile_target(self) -> str:
+        return self.target or self.table_format
+
+    @property
+    def shares_catalog(self) -> bool:
+        """True for targets whose catalog other processes use at the same time (no Derby lock)."""
+        return self.profile_target in SHARED_CATALOG_TARGETS
+
+    @property
+    def warehouse(self) -> str:
+        return os.environ.get("LATE_DATA_WAREHOUSE") or str(self.home / "warehouse")
 
     @property
     def profiles_dir(self) -> Path:
@@ -49,22 +81,93 @@ def find_project_dir() -> Path:
 
 
 def prepare_environment() -> ProjectEnvironment:
-    """Check Java and the table format, lay out LATE_DATA_HOME and export what the profile reads."""
+    """Check Java, the table format, the target and its settings, lay out LATE_DATA_HOME and export
+    what the profile reads."""
     project_dir = find_project_dir()
-    table_format = os.environ.get("LATE_DATA_TABLE_FORMAT", "iceberg")
+    target_setting = os.environ.get("LATE_DATA_TARGET")
+    table_format = os.environ.get("LATE_DATA_TABLE_FORMAT") or (
+        target_setting if target_setting in EMBEDDED_TARGETS else "iceberg"
+    )
     if table_format not in TABLE_FORMATS:
         raise SetupError(
             f"LATE_DATA_TABLE_FORMAT={table_format!r} is not supported: use one of {TABLE_FORMATS}"
         )
+    target = validate_target(target_setting or table_format, table_format)
     require_java()
     home = Path(os.environ.get("LATE_DATA_HOME", project_dir / ".late_data")).resolve()
-    environment = ProjectEnvironment(project_dir=project_dir, home=home, table_format=table_format)
+    environment = ProjectEnvironment(project_dir=project_dir, home=home, table_format=table_format, target=target)
+    warehouse = validate_location("LATE_DATA_WAREHOUSE", os.environ.get("LATE_DATA_WAREHOUSE"))
+    scratch = validate_location("LATE_DATA_SCRATCH", os.environ.get("LATE_DATA_SCRATCH"))
+    if environment.shares_catalog:
+        validate_shared_settings(warehouse, scratch)
     home.mkdir(parents=True, exist_ok=True)
     link_iceberg_jar(environment)
     os.environ["LATE_DATA_HOME"] = str(home)
     os.environ["LATE_DATA_TABLE_FORMAT"] = table_format
+    os.environ["LATE_DATA_TARGET"] = target
+    if warehouse:
+        os.environ["LATE_DATA_WAREHOUSE"] = warehouse
+    if scratch:
+        os.environ["LATE_DATA_SCRATCH"] = scratch
     os.environ["DBT_PROFILES_DIR"] = str(environment.profiles_dir)
     return environment
+
+
+def validate_target(target: str, table_format: str) -> str:
+    if target not in TARGETS:
+        raise SetupError(f"LATE_DATA_TARGET={target!r} is not a profile target: use one of {TARGETS}")
+    if target in EMBEDDED_TARGETS and target != table_format:
+        raise SetupError(
+            f"LATE_DATA_TARGET={target!r} does not match LATE_DATA_TABLE_FORMAT={table_format!r}: "
+            "the embedded targets are named after their table format; set one of them only"
+        )
+    if target in SHARED_CATALOG_TARGETS and table_format != "iceberg":
+        raise SetupError(
+            f"LATE_DATA_TARGET={target!r} supports Iceberg tables only: unset LATE_DATA_TABLE_FORMAT "
+            "or set it to iceberg"
+        )
+    return target
+
+
+def validate_location(name: str, value: str | None) -> str | None:
+    """A warehouse or scratch location: an absolute path (made a plain absolute path) or a URI
+    such as hdfs://namenode/warehouse or s3a://bucket/warehouse. Spark would resolve a relative
+    path against each process's working directory, so it is refused."""
+    if not value:
+        return None
+    if URI_SCHEME.match(value) or value.startswith("file:/"):
+        return value
+    if not os.path.isabs(value):
+        raise SetupError(
+            f"{name}={value!r} is relative: use an absolute path or a URI every Spark process reaches "
+            "(hdfs://..., s3a://...)"
+        )
+    return os.path.normpath(value)
+
+
+def is_local_location(location: str) -> bool:
+    return not URI_SCHEME.match(location) or location.startswith("file:")
+
+
+def validate_shared_settings(warehouse: str | None, scratch: str | None) -> None:
+    """The cluster and thrift targets: ports are ports, and a non-local warehouse needs a scratch
+    location that is not local either (the executors write a model's staged rows there)."""
+    for name in PORT_SETTINGS:
+        port_setting(name)
+    if warehouse and not is_local_location(warehouse) and (scratch is None or is_local_location(scratch)):
+        raise SetupError(
+            f"LATE_DATA_WAREHOUSE={warehouse!r} is not on the local disk but LATE_DATA_SCRATCH is "
+            f"{scratch or 'unset (LATE_DATA_HOME/scratch)'}: set LATE_DATA_SCRATCH to a location every executor "
+            "reaches, e.g. next to the warehouse"
+        )
+
+
+def port_setting(name: str) -> int:
+    """A TCP port from the environment (default: PORT_SETTINGS), refused by name when it is not one."""
+    text = os.environ.get(name) or str(PORT_SETTINGS[name])
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise SetupError(f"{name}={text!r} is not a TCP port (1-65535)")
+    return int(text)
 
 
 def require_java() -> None:
@@ -99,8 +202,11 @@ def link_iceberg_jar(environment: ProjectEnvironment) -> None:
     link.symlink_to(jar)
 
 
-def lock_home(environment: ProjectEnvironment) -> IO[str]:
-    """Hold LATE_DATA_HOME for this process: its embedded Derby metastore admits one process."""
+def lock_home(environment: ProjectEnvironment) -> IO[str] | None:
+    """Hold LATE_DATA_HOME for this process: its embedded Derby metastore admits one process. The
+    shared-catalog targets (cluster, thrift) use no Derby and take no lock: None."""
+    if environment.shares_catalog:
+        return None
     lock_file = open(environment.home / "late_data.lock", "w")  # noqa: SIM115 - held for the process
     try:
         fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
