@@ -48,7 +48,15 @@ class DbtProject:
         from pyspark import SparkContext
 
         if SparkContext._active_spark_context is None:
-            self.invoke(["run-operation", "late_data_create_raw_schema"])
+            if self.environment.profile_target == "thrift":
+                # dbt's thrift method runs no Spark in this process; raw data, oracles and audit
+                # reads use a `cluster`-target session on the same shared catalog instead.
+                self._invoke_raw(
+                    ["run-operation", "late_data_create_raw_schema", "--target", "cluster", *self._vars_args()],
+                    manifest=None,
+                )
+            else:
+                self.invoke(["run-operation", "late_data_create_raw_schema"])
         # dbt may have started the session in one of its worker threads: getOrCreate() returns that
         # session (same context and settings) rather than building another.
         session = SparkSession.builder.getOrCreate() if SparkContext._active_spark_context else None
@@ -82,14 +90,15 @@ class DbtProject:
         unknown = set(run_vars or {}) - RUN_VARS
         if unknown:
             raise ValueError(f"vars {sorted(unknown)} change parsing: pass them as project vars")
-        merged = {**self.project_vars, **(run_vars or {})}
-        full_args = list(args)
-        if merged:
-            full_args += ["--vars", json.dumps(merged, default=str)]
+        full_args = [*args, *self._vars_args(run_vars)]
         uses_manifest = args[0] not in ("parse", "debug", "deps", "clean")
         outcome = self._invoke_raw(full_args, manifest=self.manifest() if uses_manifest else None)
         invocation_id = self._invocation_id()
         return Invocation(invocation_id=invocation_id, result=outcome.result)
+
+    def _vars_args(self, run_vars: dict[str, Any] | None = None) -> list[str]:
+        merged = {**self.project_vars, **(run_vars or {})}
+        return ["--vars", json.dumps(merged, default=str)] if merged else []
 
     def _invoke_raw(self, args: list[str], manifest: Any) -> Any:
         from dbt.cli.main import dbtRunner
@@ -104,9 +113,12 @@ class DbtProject:
             command, *base, *rest,
         ]
         log.debug("dbt %s", " ".join(full))
+        dbt_log = self.environment.dbt_log_dir / "dbt.log"
+        log_offset = dbt_log.stat().st_size if dbt_log.exists() else 0
         outcome = dbtRunner(manifest=manifest).invoke(full)
         if not outcome.success:
-            raise DbtInvocationError(f"dbt {' '.join(args)} failed: {describe_failure(outcome)}")
+            failure = describe_failure(outcome, read_from(dbt_log, log_offset), self.environment)
+            raise DbtInvocationError(f"dbt {' '.join(args)} failed: {failure}")
         return outcome
 
     @staticmethod
@@ -131,14 +143,56 @@ class DbtProject:
         return str(self.project_vars.get("raw_schema", "raw"))
 
     def close(self) -> None:
-        self._home_lock.close()
+        if self._home_lock is not None:
+            self._home_lock.close()
 
 
-def describe_failure(outcome: Any) -> str:
-    if outcome.exception is not None:
-        return str(outcome.exception)
-    messages = []
-    for node_result in getattr(outcome.result, "results", []) or []:
-        if str(node_result.status) in ("error", "fail"):
-            messages.append(f"{node_result.node.unique_id}: {node_result.message}")
-    return "; ".join(messages) or "see the dbt log in LATE_DATA_HOME/logs"
+# What dbt reports when Spark cannot open the Hive metastore (the JVM's stderr has the cause,
+# e.g. Derby's XSDB6 "Another instance of Derby may have already booted the database").
+METASTORE_UNAVAILABLE = (
+    "XSDB6",
+    "Another instance of Derby",
+    "Unable to instantiate org.apache.hadoop.hive.ql.metadata.SessionHiveMetaStoreClient",
+)
+
+
+def read_from(path: Any, offset: int) -> str:
+    """What a log file gained since `offset` (empty when it does not exist)."""
+    try:
+        with open(path, errors="replace") as file:
+            file.seek(offset)
+            return file.read()
+    except OSError:
+        return ""
+
+
+def describe_failure(outcome: Any, log_text: str = "", environment: ProjectEnvironment | None = None) -> str:
+    """dbt's own error for a failed invocation: the exception, else each failed node's message. Not
+    every result names a node (a run-operation's results carry only a unique_id, and a failure to
+    open the metastore leaves no message), and a metastore that cannot be opened is said so."""
+    messages = [str(outcome.exception)] if outcome.exception is not None else []
+    for result in getattr(outcome.result, "results", None) or []:
+        if str(getattr(result, "status", "")) in ("error", "fail"):
+            node = getattr(result, "node", None)
+            unique_id = getattr(node, "unique_id", None) or getattr(result, "unique_id", None) or "dbt"
+            messages.append(f"{unique_id}: {getattr(result, 'message', None) or 'failed without a message'}")
+    described = "; ".join(messages) or "see the dbt log in LATE_DATA_HOME/logs"
+    if any(sign in text for sign in METASTORE_UNAVAILABLE for text in (described, log_text)):
+        return f"{metastore_unavailable(environment)} ({described})"
+    return described
+
+
+def metastore_unavailable(environment: ProjectEnvironment | None) -> str:
+    if environment is not None and environment.shares_catalog:
+        return (
+            "Spark could not reach the shared Hive metastore: check `late-data cluster status` "
+            "(and LATE_DATA_METASTORE_URI / LATE_DATA_CLUSTER_HOST)"
+        )
+    where = f"{environment.home}/metastore_db" if environment is not None else "LATE_DATA_HOME/metastore_db"
+    return (
+        f"the Hive metastore could not be opened: its embedded Derby database {where} is in use by "
+        "another process (Derby admits one JVM: a Thrift Server, a plain dbt command or a notebook on the "
+        "same LATE_DATA_HOME). Stop that process, set LATE_DATA_HOME to another directory, or share one "
+        "catalog between processes: `late-data cluster up` and LATE_DATA_TARGET=cluster or thrift "
+        "(docs/cluster.md)"
+    )
