@@ -20,6 +20,10 @@ from late_data.raw_tables import ensure_raw_tables
 TEST_VARS: dict[str, Any] = {"late_window_seconds": 600, "window_size_seconds": 60, "partition_size_seconds": 300}
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "cluster: starts a local cluster (PostgreSQL, metastore, Spark, Thrift Server)")
+
+
 @pytest.fixture(scope="session")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DbtProject]:
     home: Path = tmp_path_factory.mktemp("late_data_home")

@@ -1,0 +1,334 @@
+"""The shared catalog and the local cluster (`late-data cluster up|status|down`, the `cluster` and
+`thrift` targets), and the error paths of bringing one up.
+
+The test marked `cluster` starts PostgreSQL, the Hive metastore service, a Spark master, two workers
+and a Thrift Server in a temporary LATE_DATA_HOME on free ports (`pytest -m cluster`, about two
+minutes); the others start no server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from late_data import cluster
+from late_data.dbt_project import describe_failure
+from late_data.environment import ProjectEnvironment, SetupError, find_project_dir, lock_home, prepare_environment
+
+PROJECT_DIR = find_project_dir()
+BIN = Path(sys.executable).parent
+# Everything prepare_environment exports or the cluster reads: saved and restored around each test.
+SETTINGS = (
+    "LATE_DATA_HOME", "LATE_DATA_TABLE_FORMAT", "LATE_DATA_TARGET", "LATE_DATA_WAREHOUSE", "LATE_DATA_SCRATCH",
+    "DBT_PROFILES_DIR", "LATE_DATA_POSTGRES_PORT", "LATE_DATA_METASTORE_PORT", "LATE_DATA_SPARK_MASTER_PORT",
+    "LATE_DATA_SPARK_UI_PORT", "LATE_DATA_THRIFT_PORT", "LATE_DATA_POSTGRES_BIN", "LATE_DATA_POSTGRES_JDBC_JAR",
+)
+
+
+@pytest.fixture
+def clean_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """No LATE_DATA_* settings but a fresh LATE_DATA_HOME; whatever a test exports is undone."""
+    for name in SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LATE_DATA_HOME", str(tmp_path))
+    return tmp_path
+
+
+def fake_tools(tmp_path: Path) -> cluster.Tools:
+    return cluster.Tools(
+        java="java", spark_home=tmp_path, postgres_bin=tmp_path, psql="psql", jdbc_jar=tmp_path / "postgresql.jar",
+        iceberg_jar=tmp_path / "iceberg.jar", postgres_os_user=None,
+    )
+
+
+# --- error paths, no servers -------------------------------------------------------------------
+
+
+def test_a_taken_port_names_the_process_holding_it() -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        assert cluster.port_owner(port) is not None and f"pid {os.getpid()}" in cluster.port_owner(port)
+        with pytest.raises(SetupError, match=rf"port {port} for the thriftserver is taken by pid {os.getpid()} .*"
+                           r"LATE_DATA_THRIFT_PORT"):
+            cluster.require_free_port("thriftserver", "127.0.0.1", port)
+    cluster.require_free_port("thriftserver", "127.0.0.1", port)  # free once the holder is gone
+
+
+def test_cluster_up_refuses_a_taken_port_before_starting_anything(
+    clean_settings: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cluster, "find_tools", lambda environment: fake_tools(clean_settings))
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        monkeypatch.setenv("LATE_DATA_POSTGRES_PORT", str(holder.getsockname()[1]))
+        with pytest.raises(SetupError, match="for the postgres is taken by pid .*LATE_DATA_POSTGRES_PORT"):
+            cluster.cluster_up(prepare_environment())
+    assert not list((clean_settings / "cluster" / "run").glob("*.pid"))
+    assert not (clean_settings / "cluster" / "postgres").exists()
+
+
+def test_missing_postgresql_binaries_say_what_to_install(clean_settings: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LATE_DATA_POSTGRES_BIN", str(clean_settings))
+    with pytest.raises(SetupError, match="apt-get install postgresql libpostgresql-jdbc-java"):
+        cluster.find_postgres_bin()
+    with pytest.raises(SetupError, match="PostgreSQL server binaries"):
+        cluster.cluster_up(prepare_environment())
+    assert not (clean_settings / "cluster" / "run").exists()
+
+
+def test_missing_jdbc_driver_says_what_to_install(clean_settings: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LATE_DATA_POSTGRES_JDBC_JAR", str(clean_settings / "nowhere.jar"))
+    with pytest.raises(SetupError, match=r"JDBC driver .*nowhere.jar is missing .*libpostgresql-jdbc-java"):
+        cluster.find_jdbc_jar()
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"LATE_DATA_TARGET": "yarn"}, "LATE_DATA_TARGET='yarn' is not a profile target"),
+        ({"LATE_DATA_TARGET": "thrift", "LATE_DATA_TABLE_FORMAT": "delta"}, "supports Iceberg tables only"),
+        ({"LATE_DATA_TARGET": "delta", "LATE_DATA_TABLE_FORMAT": "iceberg"}, "does not match LATE_DATA_TABLE_FORMAT"),
+        ({"LATE_DATA_TARGET": "thrift", "LATE_DATA_THRIFT_PORT": "10o15"}, "LATE_DATA_THRIFT_PORT='10o15' is not a TCP"),
+        ({"LATE_DATA_TARGET": "cluster", "LATE_DATA_METASTORE_PORT": "70000"}, "LATE_DATA_METASTORE_PORT='70000'"),
+        ({"LATE_DATA_WAREHOUSE": "warehouse"}, "LATE_DATA_WAREHOUSE='warehouse' is relative"),
+        ({"LATE_DATA_SCRATCH": "./scratch"}, "LATE_DATA_SCRATCH='./scratch' is relative"),
+        (
+            {"LATE_DATA_TARGET": "thrift", "LATE_DATA_WAREHOUSE": "s3a://lake/warehouse"},
+            "set LATE_DATA_SCRATCH to a location every executor reaches",
+        ),
+    ],
+)
+def test_bad_settings_are_refused_by_name(
+    clean_settings: Path, monkeypatch: pytest.MonkeyPatch, settings: dict[str, str], message: str
+) -> None:
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SetupError, match=message):
+        prepare_environment()
+
+
+def test_targets_and_locations_are_exported(clean_settings: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    environment = prepare_environment()
+    assert (environment.profile_target, environment.shares_catalog) == ("iceberg", False)
+    assert environment.warehouse == str(clean_settings / "warehouse")
+    monkeypatch.setenv("LATE_DATA_TARGET", "thrift")
+    monkeypatch.setenv("LATE_DATA_WAREHOUSE", "s3a://lake/warehouse")
+    monkeypatch.setenv("LATE_DATA_SCRATCH", "s3a://lake/scratch")
+    environment = prepare_environment()
+    assert (environment.profile_target, environment.shares_catalog) == ("thrift", True)
+    assert (os.environ["LATE_DATA_TARGET"], environment.warehouse) == ("thrift", "s3a://lake/warehouse")
+
+
+def test_the_derby_lock_does_not_apply_to_shared_catalog_targets(tmp_path: Path) -> None:
+    for target in ("cluster", "thrift"):
+        environment = ProjectEnvironment(project_dir=tmp_path, home=tmp_path, table_format="iceberg", target=target)
+        assert lock_home(environment) is None and lock_home(environment) is None
+    embedded = ProjectEnvironment(project_dir=tmp_path, home=tmp_path, table_format="iceberg")
+    held = lock_home(embedded)
+    try:
+        with pytest.raises(SetupError, match="in use by another process"):
+            lock_home(embedded)
+    finally:
+        assert held is not None
+        held.close()
+
+
+def test_a_taken_derby_metastore_is_described_not_crashed_on(tmp_path: Path) -> None:
+    """dbt's results for a run-operation have no `.node`; a second process that cannot boot Derby
+    gets one such result without a message, and the cause only in the log."""
+    outcome = SimpleNamespace(
+        exception=None,
+        result=SimpleNamespace(results=[
+            SimpleNamespace(status="error", unique_id="macro.late_data.late_data_create_raw_schema", message=None),
+        ]),
+    )
+    log_text = "Runtime Error\n  Unable to instantiate org.apache.hadoop.hive.ql.metadata.SessionHiveMetaStoreClient"
+    environment = ProjectEnvironment(project_dir=tmp_path, home=tmp_path, table_format="iceberg")
+    message = describe_failure(outcome, log_text, environment)
+    assert f"embedded Derby database {tmp_path}/metastore_db is in use by another process" in message
+    assert "macro.late_data.late_data_create_raw_schema: failed without a message" in message
+    shared = ProjectEnvironment(project_dir=tmp_path, home=tmp_path, table_format="iceberg", target="cluster")
+    assert "late-data cluster status" in describe_failure(outcome, log_text, shared)
+    ordinary = SimpleNamespace(exception=None, result=SimpleNamespace(results=[
+        SimpleNamespace(status="error", node=SimpleNamespace(unique_id="model.late_data.m"), message="boom"),
+        SimpleNamespace(status="success", node=SimpleNamespace(unique_id="model.late_data.n"), message=None),
+    ]))
+    assert describe_failure(ordinary) == "model.late_data.m: boom"
+
+
+def test_the_thrift_server_gets_the_cluster_targets_table_settings(clean_settings: Path) -> None:
+    environment = prepare_environment()
+    settings = cluster.ClusterSettings.from_environment(environment)
+    properties = cluster.thriftserver_properties(settings, environment)
+    assert properties["spark.sql.catalog.spark_catalog"] == "org.apache.iceberg.spark.SparkSessionCatalog"
+    assert properties["spark.sql.catalog.spark_catalog.type"] == "hive"
+    assert properties["spark.sql.extensions"] == "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+    assert properties["spark.hadoop.iceberg.engine.hive.lock-enabled"] == "true"
+    assert properties["spark.sql.session.timeZone"] == "UTC"
+    assert properties["spark.sql.sources.partitionOverwriteMode"] == "dynamic"
+    assert properties["spark.sql.warehouse.dir"] == str(clean_settings / "warehouse")
+    assert properties["spark.hadoop.hive.metastore.uris"] == "thrift://127.0.0.1:19083"
+    assert properties["spark.master"] == "spark://127.0.0.1:17077"
+    assert properties["spark.jars"] == f"{clean_settings}/jars/iceberg-spark-runtime.jar"
+    embedded = cluster.profile_spark_settings(environment, "iceberg")
+    assert embedded["spark.master"] == "local[*]" and embedded["spark.hadoop.iceberg.engine.hive.lock-enabled"] == "false"
+    assert "derby" in embedded["spark.hadoop.javax.jdo.option.ConnectionURL"]
+
+
+# --- a cluster, up and down --------------------------------------------------------------------
+
+
+def free_ports(count: int, consecutive: int = 1) -> list[int]:
+    """`count` free ports, each the first of `consecutive` free ones (the UI port and the workers')."""
+    chosen: list[int] = []
+    while len(chosen) < count:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = probe.getsockname()[1]
+        span = range(base, base + consecutive)
+        if base + consecutive < 65536 and not set(span) & set(chosen) and all(port_free(port) for port in span):
+            chosen.append(base)
+    return chosen
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("0.0.0.0", port))
+            return True
+        except OSError:
+            return False
+
+
+@pytest.fixture
+def cluster_env() -> Iterator[dict[str, str]]:
+    """Settings for a cluster in a temporary LATE_DATA_HOME on free ports, for subprocesses. The home
+    is world-traversable: run as root, PostgreSQL runs as `postgres` and must reach its data."""
+    home = Path(tempfile.mkdtemp(prefix="late_data_cluster_"))
+    home.chmod(0o755)
+    postgres, metastore, master, thrift = free_ports(4)
+    (ui,) = free_ports(1, consecutive=3)
+    env = {key: value for key, value in os.environ.items() if key not in SETTINGS}
+    env.update({
+        "LATE_DATA_HOME": str(home), "LATE_DATA_POSTGRES_PORT": str(postgres),
+        "LATE_DATA_METASTORE_PORT": str(metastore), "LATE_DATA_SPARK_MASTER_PORT": str(master),
+        "LATE_DATA_SPARK_UI_PORT": str(ui), "LATE_DATA_THRIFT_PORT": str(thrift),
+        "DBT_PROFILES_DIR": str(PROJECT_DIR / "profiles"), "DBT_TARGET_PATH": str(home / "target"),
+        "DBT_USE_COLORS": "false", "LATE_DATA_DRIVER_MEMORY": "1g",
+    })
+    yield env
+    late_data(env, "cluster", "down")  # whatever happened
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def late_data(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "late_data.cli", *args], env=env, capture_output=True, text=True, timeout=600, check=False,
+    )
+
+
+def thrift_cursor(env: dict[str, str]) -> Any:
+    from pyhive import hive
+
+    return hive.connect(host="127.0.0.1", port=int(env["LATE_DATA_THRIFT_PORT"]), username="late_data").cursor()
+
+
+def dbt(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / "dbt"), *args, "--project-dir", str(PROJECT_DIR), "--log-path", f"{env['LATE_DATA_HOME']}/logs"],
+        env={**env, "LATE_DATA_TARGET": "thrift"}, capture_output=True, text=True, timeout=300, check=False,
+    )
+
+
+# A second process on the shared catalog: the `cluster` target's Spark session (driver here,
+# executors on the workers), started the way the scheduler starts it, through dbt.
+CLUSTER_PROCESS = """
+import json, os, sys, time
+from late_data.dbt_project import DbtProject
+from late_data.environment import prepare_environment
+spark = DbtProject(prepare_environment()).spark
+rows = spark.sql("select source, count(*) from shared.events group by source").collect()
+spark.sql("insert into shared.events values (2, 'cluster')")
+print(json.dumps({"seen": {row[0]: row[1] for row in rows}}), flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.1)
+for i in range(int(sys.argv[2])):
+    spark.sql(f"insert into shared.events values ({100 + i}, 'cluster-burst')")
+print(json.dumps({"done": True}), flush=True)
+"""
+
+
+@pytest.mark.cluster
+def test_cluster_serves_one_catalog_to_the_thrift_server_spark_and_dbt(cluster_env: dict[str, str]) -> None:
+    env, burst = cluster_env, 6
+    started = time.monotonic()
+    up = late_data(env, "cluster", "up")
+    assert up.returncode == 0, up.stderr[-3000:]
+    up_seconds = time.monotonic() - started
+    status = late_data(env, "cluster", "status")
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert status.stdout.count(" running ") == 6 and "2 workers alive" in status.stdout
+    pids = [int(line.split()[2]) for line in status.stdout.splitlines()[1:7]]
+
+    # Written through the Thrift Server...
+    cursor = thrift_cursor(env)
+    cursor.execute("create schema if not exists shared")
+    cursor.execute("create table shared.events (id bigint, source string) using iceberg")
+    cursor.execute("insert into shared.events values (1, 'thrift')")
+    # ... read by another Spark process, which writes too; then both commit to the table at once.
+    go = Path(env["LATE_DATA_HOME"]) / "go"
+    second = subprocess.Popen(
+        [sys.executable, "-c", CLUSTER_PROCESS, str(go), str(burst)],
+        env={**env, "LATE_DATA_TARGET": "cluster"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        first_line = second.stdout.readline() if second.stdout else ""
+        assert first_line, second.stderr.read()[-3000:] if second.stderr else ""
+        assert json.loads(first_line) == {"seen": {"thrift": 1}}
+        go.touch()
+        for i in range(burst):
+            cursor.execute(f"insert into shared.events values ({200 + i}, 'thrift-burst')")
+        stdout, stderr = second.communicate(timeout=300)
+    finally:
+        if second.poll() is None:
+            second.kill()
+    assert second.returncode == 0 and json.loads(stdout) == {"done": True}, stderr[-3000:]
+    cursor.execute("select source, count(*) from shared.events group by source order by source")
+    assert cursor.fetchall() == [("cluster", 1), ("cluster-burst", burst), ("thrift", 1), ("thrift-burst", burst)]
+    # Every commit kept: Hive locks in PostgreSQL serialise them (no commit lost, none failed).
+    cursor.execute("select count(*) from shared.events.snapshots")
+    assert cursor.fetchall() == [(2 + 2 * burst,)]
+
+    # dbt's thrift method.
+    debug = dbt(env, "debug")
+    assert debug.returncode == 0 and "Connection test: [OK connection ok]" in debug.stdout, debug.stdout[-3000:]
+    show = dbt(env, "show", "--inline", "select count(*) as events, current_timezone() as tz from shared.events")
+    assert show.returncode == 0, show.stdout[-3000:]
+    assert f"| {2 + 2 * burst:>6} | UTC |" in show.stdout, show.stdout[-2000:]
+
+    down = late_data(env, "cluster", "down")
+    assert down.returncode == 0, down.stderr[-3000:]
+    assert "stopped thriftserver" in down.stdout and down.stdout.rstrip().endswith("postgres")
+    assert not [pid for pid in pids if cluster.pid_alive(pid)]
+    assert not [pid for pid in running_pids() if env["LATE_DATA_HOME"] in cluster.command_line(pid)]
+    assert late_data(env, "cluster", "status").returncode == 1
+    assert late_data(env, "cluster", "down").stdout.strip() == "cluster: nothing was running"
+    print(f"cluster up {up_seconds:.1f} s, whole test {time.monotonic() - started:.1f} s")
+
+
+def running_pids() -> list[int]:
+    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and cluster.pid_alive(int(entry))]
