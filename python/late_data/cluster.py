@@ -620,7 +620,12 @@ def start_worker(settings: ClusterSettings, tools: Tools, index: int) -> subproc
         str(tools.spark_home / "bin" / "spark-class"), WORKER_CLASS, "--host", settings.host,
         "--cores", "1", "--memory", settings.worker_memory, "--webui-port", str(settings.ui_port + index),
         "--work-dir", str(work_dir), settings.master_url,
-    ], spark_env(settings, tools))
+    ], {
+        **spark_env(settings, tools),
+        # Every application leaves its jars and executor logs (about 45 MB) in the work directory:
+        # remove those of applications finished more than a day ago (checked every 30 minutes).
+        "SPARK_WORKER_OPTS": "-Dspark.worker.cleanup.enabled=true -Dspark.worker.cleanup.appDataTtl=86400",
+    })
 
 
 def alive_workers(settings: ClusterSettings) -> int:
