@@ -13,6 +13,7 @@
     series' late windows have passed, while each row counts only if it arrived within its own
     series' late window. -#}
 {%- set late_window_seconds = late_data_late_window_seconds(['page_errors', 'page_views']) %}
+{%- do late_data_check_version_counts(ref('int_page_counts__version_counts')) %}
 {%- set checksums = {
     'counted_rows': late_data_count(),
     'error_count': late_data_integer_sum('error_count'),
@@ -24,14 +25,7 @@ with
 
 version_counts as (
 
-    {{ late_data_version_counts(
-        ref('int_page_counts__versions'),
-        late_window_seconds=late_window_seconds,
-        series_key='page',
-        event_key_columns=['source_table', 'event_id'],
-        tie_breaker_columns=['error_count', 'view_count', 'page'],
-        version_late_window=late_data_source_late_window('source_table', ['page_errors', 'page_views']),
-    ) }}
+    select * from {{ ref('int_page_counts__version_counts') }}
 
 ),
 

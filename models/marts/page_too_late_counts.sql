@@ -9,19 +9,13 @@
     )
 }}
 
+{%- do late_data_check_version_counts(ref('int_page_counts__version_counts'), listing=true) %}
+
 with
 
 version_counts as (
 
-    {{ late_data_version_counts(
-        ref('int_page_counts__versions'),
-        late_window_seconds=late_data_late_window_seconds(['page_errors', 'page_views']),
-        series_key='page',
-        event_key_columns=['source_table', 'event_id'],
-        tie_breaker_columns=['error_count', 'view_count', 'page'],
-        version_late_window=late_data_source_late_window('source_table', ['page_errors', 'page_views']),
-        listing=true,
-    ) }}
+    select * from {{ ref('int_page_counts__version_counts') }}
 
 ),
 

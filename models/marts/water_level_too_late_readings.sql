@@ -11,18 +11,13 @@
 
 {#- Each run lists the versions that arrived since its previous run (merge makes a rerun
     harmless); a version's lateness is fixed when it arrives. -#}
+{%- do late_data_check_version_counts(ref('int_water_level__version_counts'), listing=true) %}
 
 with
 
 version_counts as (
 
-    {{ late_data_version_counts(
-        ref('int_water_level_readings__versions'),
-        late_window_seconds=late_data_late_window_seconds(['water_level_readings']),
-        series_key='location',
-        tie_breaker_columns=['reading_value', 'location'],
-        listing=true,
-    ) }}
+    select * from {{ ref('int_water_level__version_counts') }}
 
 ),
 

@@ -13,6 +13,7 @@
     rewrites only the partitions (time partition and location bucket) where a window changed or
     became final. -#}
 {%- set late_window_seconds = late_data_late_window_seconds(['water_level_readings']) %}
+{%- do late_data_check_version_counts(ref('int_water_level__version_counts')) %}
 {%- set checksums = {
     'reading_count': late_data_count(),
     'value_sum': late_data_exact_sum('reading_value'),
@@ -23,12 +24,7 @@ with
 
 version_counts as (
 
-    {{ late_data_version_counts(
-        ref('int_water_level_readings__versions'),
-        late_window_seconds=late_window_seconds,
-        series_key='location',
-        tie_breaker_columns=['reading_value', 'location'],
-    ) }}
+    select * from {{ ref('int_water_level__version_counts') }}
 
 ),
 

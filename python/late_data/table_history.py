@@ -16,10 +16,11 @@ class Commit:
     operation: str
     partitions_added: frozenset[tuple[Any, ...]]
     partitions_removed: frozenset[tuple[Any, ...]]
-    records_added: int
-    records_removed: int
-    files_added: int
+    records_added: int  # rows in the data files added
+    records_removed: int  # rows in the data files removed
+    files_added: int  # data and delete files
     files_removed: int
+    rows_deleted: int = 0  # rows marked deleted by delete files (merge-on-read), not rewritten
 
     @property
     def partitions_touched(self) -> frozenset[tuple[Any, ...]]:
@@ -56,9 +57,12 @@ def _iceberg_commits_after(spark: Any, table: str, version: int | None) -> list[
     if not newer:
         return []
     ids = ", ".join(str(snapshot_id) for snapshot_id in newer)
-    # status 1 = file added by that snapshot, 2 = file deleted by it.
+    # status 1 = file added by that snapshot, 2 = file deleted by it; content 0 = data file,
+    # 1 and 2 = position and equality delete files (merge-on-read).
+    file_fields = spark.sql(f"select data_file from {table}.all_entries limit 0").schema["data_file"].dataType.names
+    partition = "data_file.partition" if "partition" in file_fields else "named_struct('unpartitioned', true)"
     entries = spark.sql(
-        f"select snapshot_id, status, data_file.partition as partition_value,"
+        f"select snapshot_id, status, data_file.content as content, {partition} as partition_value,"
         f" data_file.record_count as records"
         f" from {table}.all_entries where snapshot_id in ({ids}) and status in (1, 2)"
     ).collect()
@@ -72,15 +76,21 @@ def _iceberg_commits_after(spark: Any, table: str, version: int | None) -> list[
             Commit(
                 version=snapshot_id,
                 operation=operations[snapshot_id],
-                partitions_added=frozenset(tuple(e["partition_value"]) for e in added),
-                partitions_removed=frozenset(tuple(e["partition_value"]) for e in removed),
-                records_added=sum(e["records"] for e in added),
-                records_removed=sum(e["records"] for e in removed),
+                partitions_added=frozenset(_partition(e) for e in added),
+                partitions_removed=frozenset(_partition(e) for e in removed),
+                records_added=sum(e["records"] for e in added if e["content"] == 0),
+                records_removed=sum(e["records"] for e in removed if e["content"] == 0),
                 files_added=len(added),
                 files_removed=len(removed),
+                rows_deleted=sum(e["records"] for e in added if e["content"] != 0),
             )
         )
     return commits
+
+
+def _partition(entry: Any) -> tuple[Any, ...]:
+    value = entry["partition_value"]
+    return () if "unpartitioned" in value.asDict() else tuple(value)
 
 
 def _delta_commits_after(spark: Any, table: str, version: int | None) -> list[Commit]:
@@ -97,9 +107,14 @@ def _delta_commits_after(spark: Any, table: str, version: int | None) -> list[Co
         actions = [json.loads(line) for line in spark.sparkContext.textFile(log_file).collect()]
         added = [a["add"] for a in actions if "add" in a]
         removed = [a["remove"] for a in actions if "remove" in a]
+        # A file removed and added again with a deletion vector had rows deleted, not rewritten.
+        marked = {f["path"] for f in added if f.get("deletionVector")} & {f["path"] for f in removed}
 
         def records(files: list[dict[str, Any]]) -> int:
-            return sum(json.loads(f.get("stats") or "{}").get("numRecords", 0) for f in files)
+            return sum(json.loads(f.get("stats") or "{}").get("numRecords", 0) for f in files if f["path"] not in marked)
+
+        def cardinality(files: list[dict[str, Any]]) -> int:
+            return sum((f.get("deletionVector") or {}).get("cardinality", 0) for f in files if f["path"] in marked)
 
         commits.append(
             Commit(
@@ -111,6 +126,7 @@ def _delta_commits_after(spark: Any, table: str, version: int | None) -> list[Co
                 records_removed=records(removed),
                 files_added=len(added),
                 files_removed=len(removed),
+                rows_deleted=cardinality(added) - cardinality(removed),
             )
         )
     return commits

@@ -35,7 +35,8 @@
 {% macro late_data_last_runs() %}
     {#- Per model, from the audit as it stood when this invocation began (it is appended on-run-end):
         {model: {'run_time': the last successful scheduled, reconcile or full-refresh run (what the
-        model's stored state reflects; backfills only touch old partitions), 'any_run_time': the last
+        model's stored state reflects; backfills only touch old partitions, held runs write
+        nothing), 'any_run_time': the last
         successful run of any kind, 'series_buckets': the bucket count of its last run}}. One query
         per invocation. -#}
     {%- if not execute -%}{{ return({}) }}{%- endif -%}
@@ -44,7 +45,7 @@
         {%- set query -%}
             select
                 model,
-                max(if(run_kind != 'backfill', run_time, null)) as run_time,
+                max(if(run_kind not in ('backfill', 'held'), run_time, null)) as run_time,
                 max(run_time) as any_run_time,
                 max_by(series_buckets, run_time) as series_buckets
             from {{ late_data_run_audit_relation() }}
@@ -109,7 +110,7 @@
                 '{{ invocation_id }}',
                 '{{ result.node.alias }}',
                 '{{ role }}',
-                '{{ late_data_run_kind() }}',
+                '{{ 'held' if written.get('mode') == 'held' else late_data_run_kind() }}',
                 {{ late_data_run_time() }},
                 {{ late_data_model_late_window_seconds(result.node.config) }},
                 {{ late_data_series_buckets() }},

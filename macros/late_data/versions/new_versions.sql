@@ -10,7 +10,10 @@
         backfill loads nothing: it recomputes old partitions from the versions loaded so far, and
         the next scheduled run loads and applies what arrived since. -#}
     {%- if not is_incremental() %}
+    -- Written in arrival order, so every file covers a narrow range of stamps and later runs,
+    -- which read by stamp, skip the files they do not need.
     select * from {{ relation }}
+    order by ingested_at
     {%- else %}
     select delivered.*
     from {{ relation }} as delivered

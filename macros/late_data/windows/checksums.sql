@@ -54,7 +54,8 @@
           backfill: a recomputation);
         - `<name>__change`: what changed since the model's previous run, the versions that count now
           but did not then minus those that counted then but no longer do (on scheduled and
-          reconcile runs). -#}
+          reconcile runs), and `changed_by_late_write`: a version written later than
+          write_delay_seconds changed the window (see late_data_version_counts). -#}
     {%- set run_mode = late_data_run_mode() if execute else {'mode': 'rebuild', 'previous_run_time': none} -%}
     {%- set fresh = run_mode.mode != 'delta' -%}
     {%- set change = run_mode.previous_run_time is not none -%}
@@ -70,9 +71,12 @@
             when counts_now and not counted_before then {{ spec.expression }}
             when counted_before and not counts_now then -({{ spec.expression }})
             else 0
-        end) as {{ name }}__change{{ ',' if not loop.last }}
+        end) as {{ name }}__change,
         {%- endif %}
         {%- endfor %}
+        {%- if change %}
+        max(written_late and counts_now != counted_before) as changed_by_late_write
+        {%- endif %}
     from {{ version_counts }}
     where counts_now or counted_before
     group by {{ group_columns | join(', ') }}

@@ -13,12 +13,28 @@
         (count, sum or status changed), 'checksum' (only the digest changed), 'unchanged' (kept in a
         rewritten partition) or 'vanished' (no counted version left: a correction moved its only
         reading; a marker row that the write deletes), and `window_repaired` (reconcile: the
-        recomputation disagreed with what the arrival-driven path would have stored). -#}
+        recomputation disagreed with what the arrival-driven path would have stored).
+        A run holds (writes nothing, and its changes wait for the next run) while a history
+        snapshot of the model, selected in this invocation, has not recorded the model's last run. -#}
     {%- set run_mode = late_data_run_mode() if execute else {'mode': 'rebuild', 'previous_run_time': none} -%}
     {%- set count_column = (checksums.keys() | list)[0] -%}
+    {%- set held = execute and run_mode.mode != 'rebuild' and late_data_histories_behind(this) -%}
+    {%- if held and late_data_backfill() -%}
+        {%- do exceptions.raise_compiler_error(
+            "history snapshot " ~ held | join(', ') ~ " missed a run of " ~ this.identifier
+            ~ ": run a scheduled run first, so it records what that run published"
+        ) -%}
+    {%- endif -%}
     {%- if execute -%}
         {%- do late_data_check_series_buckets(this) -%}
-        {%- do late_data_record_write(this, {'mode': run_mode.mode, 'key_columns': key_columns}) -%}
+        {%- do late_data_record_write(this, {'mode': 'held' if held else run_mode.mode, 'key_columns': key_columns}) -%}
+        {%- if held -%}
+            {%- do log('late-data: ' ~ this.identifier ~ ' holds this run: ' ~ held | join(', ')
+                ~ ' missed its last run and records it first', info=true) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- if held %}
+    select * from (
     {%- endif -%}
     {%- if run_mode.mode == 'rebuild' %}
     select
@@ -33,6 +49,10 @@
     {%- else %}
     {{- late_data_recomputed_windows(window_checksums, key_columns, checksums, late_window_seconds, run_mode.previous_run_time) }}
     {%- endif %}
+    {%- if held %}
+    ) as held_windows
+    where false
+    {%- endif %}
 {%- endmacro %}
 
 
@@ -43,7 +63,7 @@
     {%- set until_final = modules.datetime.timedelta(seconds=late_window_seconds + late_data_window_size_seconds()) -%}
     {%- set horizon = previous_run_time - until_final - modules.datetime.timedelta(seconds=late_data_write_delay_seconds()) -%}
     {%- set lowest_partition = late_data_timestamp_literal(late_data_floor_to_partition(horizon)) -%}
-    {%- do late_data_record_write(this, {'mode': 'delta', 'checked_from': late_data_floor_to_partition(horizon)}) %}
+    {%- do late_data_record_write(this, {'checked_from': late_data_floor_to_partition(horizon)}) %}
     with
 
     window_changes as (
@@ -122,7 +142,7 @@
         and compared with what is stored; with a previous run (reconcile), also with what the
         arrival-driven path would have stored, to count the windows repaired. -#}
     {%- set checked = late_data_checked_range_after(this, late_data_last_run_time(this), late_window_seconds) -%}
-    {%- do late_data_record_write(this, {'mode': 'recompute', 'checked_from': checked.lower}) %}
+    {%- do late_data_record_write(this, {'checked_from': checked.lower}) %}
     with
 
     fresh_windows as (
@@ -152,11 +172,14 @@
             stored.{{ name }} as stored_{{ name }},
             {%- endfor %}
             {%- if previous_run_time is not none %}
+            -- Repaired: what the arrival-driven path would have stored (stored plus what changed)
+            -- differs from the recomputation, or a row written too late for it changed the window.
             not (
                 {%- for name, spec in checksums.items() %}
                 coalesce(fresh.{{ name }}, 0) = cast(coalesce(stored.{{ name }}, 0) as {{ spec.addend_type }})
-                + cast(coalesce(fresh.{{ name }}__change, 0) as {{ spec.addend_type }}){{ ' and' if not loop.last }}
+                + cast(coalesce(fresh.{{ name }}__change, 0) as {{ spec.addend_type }}) and
                 {%- endfor %}
+                not coalesce(fresh.changed_by_late_write, false)
             ) as window_repaired,
             {%- endif %}
             stored.is_final as stored_is_final,
