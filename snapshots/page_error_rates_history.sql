@@ -6,17 +6,18 @@
         strategy='check',
         check_cols=['counted_rows', 'error_count', 'view_count', 'is_final'],
         hard_deletes='invalidate',
-        partition_by=['partition_start'],
+        partition_by=['partition_start', 'is_current_version'],
+        tblproperties=late_data_history_table_properties(),
         file_format=env_var('LATE_DATA_TABLE_FORMAT', 'iceberg'),
         tags=['late_data', 'late_data_history', 'web_pages'],
-        meta={'late_data_sources': ['page_errors', 'page_views']},
+        meta={'late_data_sources': ['page_errors', 'page_views'], 'late_data_role': 'history'},
     )
 }}
 
-{#- Like water_level_window_means_history: only the partitions a run can have changed are compared. -#}
+{#- Like water_level_window_means_history: only the windows changed in this run are compared. -#}
 
 select
-    concat(page, '|', cast(window_start as string)) as window_key,
+    {{ late_data_window_key(['window_start', 'page']) }} as window_key,
     window_start,
     window_end,
     page,
@@ -28,8 +29,9 @@ select
     final_at,
     computed_at,
     invocation_id,
-    partition_start
+    partition_start,
+    series_bucket
 from {{ ref('page_error_rates') }}
-where {{ late_data_checked_partitions(this) if late_data_relation_exists(this) else 'true' }}
+where {{ late_data_history_candidates(ref('page_error_rates')) }}
 
 {% endsnapshot %}

@@ -30,7 +30,13 @@ batch_readings as (
 
 reading_versions as (
 
-    {{ late_data_version_chain('batch_readings', tie_breaker_columns=['reading_value', 'location']) }}
+    -- The same version chain as the product's: the next version of the event supersedes.
+    select
+        *,
+        lead(ingested_at) over (
+            partition by event_id order by ingested_at, event_time, reading_value, location
+        ) as superseded_at
+    from batch_readings
 
 ),
 
@@ -38,7 +44,7 @@ counted_readings as (
 
     select *
     from reading_versions
-    where {{ late_data_counts_as_of(late_data_run_time()) }}
+    where {{ late_data_counts_as_of(late_data_judged_at(late_data_run_time())) }}
 
 ),
 
@@ -49,7 +55,7 @@ window_means as (
         location,
         partition_start,
         count(*) as reading_count,
-        cast({{ late_data_exact_sum('reading_value') }} as double) / count(*) as mean_value,
+        cast(sum(cast(reading_value as decimal(28, 9))) as double) / count(*) as mean_value,
         max(final_at) <= {{ late_data_run_time() }} as is_final
     from counted_readings
     group by window_start, location, partition_start

@@ -5,13 +5,17 @@ with
 
 windowed_errors as (
 
-    {{ late_data_windowed(ref('stg_web__page_errors'), late_data_late_window_seconds(['page_errors'])) }}
+    {{ late_data_windowed(
+        ref('stg_web__page_errors'), late_data_late_window_seconds(['page_errors']), series_key='page',
+    ) }}
 
 ),
 
 windowed_views as (
 
-    {{ late_data_windowed(ref('stg_web__page_views'), late_data_late_window_seconds(['page_views'])) }}
+    {{ late_data_windowed(
+        ref('stg_web__page_views'), late_data_late_window_seconds(['page_views']), series_key='page',
+    ) }}
 
 ),
 

@@ -5,6 +5,7 @@ windowed_readings as (
     {{ late_data_windowed(
         ref('stg_sensors__water_level_readings'),
         late_data_late_window_seconds(['water_level_readings']),
+        series_key='location',
     ) }}
 
 )
@@ -18,5 +19,6 @@ select
     window_start,
     window_end,
     final_at,
-    partition_start
+    partition_start,
+    series_bucket
 from windowed_readings

@@ -2,23 +2,46 @@
     config(
         materialized='incremental',
         incremental_strategy='insert_overwrite',
-        partition_by=['partition_start'],
-        on_schema_change='fail',
+        partition_by=['partition_start', 'series_bucket'],
+        on_schema_change='ignore',
         tags=['late_data', 'web_pages'],
-        meta={'late_data_sources': ['page_errors', 'page_views']},
+        meta={'late_data_sources': ['page_errors', 'page_views'], 'late_data_role': 'windows'},
     )
 }}
 
-{#- Only the partitions whose input changed since the last run (all of them on the first build). -#}
+{#- Like water_level_window_means, from two series: a page's window is final only when both
+    series' late windows have passed, while each row counts only if it arrived within its own
+    series' late window. -#}
+{%- set late_window_seconds = late_data_late_window_seconds(['page_errors', 'page_views']) %}
+{%- do late_data_check_version_counts(ref('int_page_counts__version_counts')) %}
+{%- set checksums = {
+    'counted_rows': late_data_count(),
+    'error_count': late_data_integer_sum('error_count'),
+    'view_count': late_data_integer_sum('view_count'),
+    'counts_digest': late_data_digest(['source_table', 'event_id', 'event_time', 'error_count', 'view_count']),
+} %}
 
 with
+
+version_counts as (
+
+    select * from {{ ref('int_page_counts__version_counts') }}
+
+),
+
+window_checksums as (
+
+    {{ late_data_window_checksums('version_counts', key_columns=['window_start', 'page'], checksums=checksums) }}
+
+),
 
 windows_to_write as (
 
     {{ late_data_windows_to_write(
-        ref('int_page_counts__window_checksums'),
+        'window_checksums',
         key_columns=['window_start', 'page'],
-        checksum_columns=['counted_rows', 'counts_digest', 'is_final'],
+        checksums=checksums,
+        late_window_seconds=late_window_seconds,
     ) }}
 
 ),
@@ -38,9 +61,10 @@ error_rates as (
         is_final,
         final_at,
         counts_digest,
-        {{ late_data_run_time() }} as computed_at,
-        '{{ invocation_id }}' as invocation_id,
-        partition_start
+        computed_at,
+        invocation_id,
+        partition_start,
+        series_bucket{{ late_data_write_columns() }}
     from windows_to_write
 
 )

@@ -5,23 +5,27 @@
         unique_key='version_id',
         on_schema_change='fail',
         tags=['late_data', 'too_late_rows', 'water_level'],
-        meta={'late_data_sources': ['water_level_readings']},
+        meta={'late_data_sources': ['water_level_readings'], 'late_data_role': 'too_late_rows'},
     )
 }}
 
-{#- Each run lists the versions that arrived since the last successful run (merge makes a rerun
+{#- Each run lists the versions that arrived since its previous run (merge makes a rerun
     harmless); a version's lateness is fixed when it arrives. -#}
-{%- set last_run_time = late_data_last_run_time(this) if is_incremental() else none %}
+{%- do late_data_check_version_counts(ref('int_water_level__version_counts'), listing=true) %}
 
 with
+
+version_counts as (
+
+    select * from {{ ref('int_water_level__version_counts') }}
+
+),
 
 too_late_versions as (
 
     {{ late_data_too_late_versions(
-        ref('int_water_level_readings__scanned'),
+        'version_counts',
         version_columns=['event_id', 'ingested_at', 'event_time', 'reading_value', 'location'],
-        arrived_after=late_data_timestamp_literal(last_run_time) if last_run_time else "timestamp'1970-01-01 00:00:00'",
-        tie_breaker_columns=['reading_value', 'location'],
     ) }}
 
 )

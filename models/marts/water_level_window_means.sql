@@ -2,23 +2,45 @@
     config(
         materialized='incremental',
         incremental_strategy='insert_overwrite',
-        partition_by=['partition_start'],
-        on_schema_change='fail',
+        partition_by=['partition_start', 'series_bucket'],
+        on_schema_change='ignore',
         tags=['late_data', 'water_level'],
-        meta={'late_data_sources': ['water_level_readings']},
+        meta={'late_data_sources': ['water_level_readings'], 'late_data_role': 'windows'},
     )
 }}
 
-{#- Only the partitions whose input changed since the last run (all of them on the first build). -#}
+{#- A scheduled run starts from the reading versions that arrived since the previous run and
+    rewrites only the partitions (time partition and location bucket) where a window changed or
+    became final. -#}
+{%- set late_window_seconds = late_data_late_window_seconds(['water_level_readings']) %}
+{%- do late_data_check_version_counts(ref('int_water_level__version_counts')) %}
+{%- set checksums = {
+    'reading_count': late_data_count(),
+    'value_sum': late_data_exact_sum('reading_value'),
+    'readings_digest': late_data_digest(['event_id', 'event_time', 'reading_value']),
+} %}
 
 with
+
+version_counts as (
+
+    select * from {{ ref('int_water_level__version_counts') }}
+
+),
+
+window_checksums as (
+
+    {{ late_data_window_checksums('version_counts', key_columns=['window_start', 'location'], checksums=checksums) }}
+
+),
 
 windows_to_write as (
 
     {{ late_data_windows_to_write(
-        ref('int_water_level__window_checksums'),
+        'window_checksums',
         key_columns=['window_start', 'location'],
-        checksum_columns=['reading_count', 'readings_digest', 'is_final'],
+        checksums=checksums,
+        late_window_seconds=late_window_seconds,
     ) }}
 
 ),
@@ -35,9 +57,10 @@ window_means as (
         final_at,
         value_sum,
         readings_digest,
-        {{ late_data_run_time() }} as computed_at,
-        '{{ invocation_id }}' as invocation_id,
-        partition_start
+        computed_at,
+        invocation_id,
+        partition_start,
+        series_bucket{{ late_data_write_columns() }}
     from windows_to_write
 
 )

@@ -34,7 +34,8 @@ RESULT_TABLES = (
     ResultTable("page_error_rates", "sum(counted_rows)", "sum(error_count + view_count)", "counts_digest"),
 )
 
-# The result tables and their history snapshots; too-late listings follow arrivals, not ranges.
+# The result tables and their history snapshots, from the versions loaded so far (a backfill loads
+# none: the next scheduled run loads and applies what arrived); too-late listings follow arrivals.
 BACKFILL_RUN = [
     "build", "--select", "+tag:late_data", "--exclude", "tag:too_late_rows",
     "--resource-type", "model", "--resource-type", "snapshot",

@@ -1,5 +1,5 @@
-"""Measurements on this machine: the changed-partition path against its alternatives, side by side on the
-same data and run times, and this project's whole scheduled run."""
+"""Measurements on this machine: this project's arrival-driven path against its alternatives, side by
+side on the same data and run times, and this project's whole scheduled run."""
 
 from __future__ import annotations
 
@@ -25,22 +25,27 @@ log = logging.getLogger(__name__)
 
 BENCH_ORIGIN = datetime(2026, 6, 1)
 BENCH_LATENESS = {
-    # Every 10 s each location sends one reading from anywhere in the last hour: nearly every window changes.
+    # Every 10 s each location sends one reading from anywhere in its late window: nearly every window changes.
     "heavy": {"late_share": 1.0, "lateness": "uniform"},
     # About 1 % of readings late, long-tailed.
     "sparse": {"late_share": 0.01, "lateness": "long_tail"},
 }
-STRATEGIES = ("changed_partitions", "microbatch", "full_refresh", "floor")
-# The benchmark's settings: the product's late window and window size, 10-minute partitions.
-BENCH_VARS = {"late_window_seconds": 3600, "window_size_seconds": 60, "partition_size_seconds": 600, "late_data_bench": True}
+# Four ways to keep water_level_window_means right, then this project's whole scheduled run and
+# its history snapshot's share of it.
+OURS = "late_data"
+STRATEGIES = (OURS, "microbatch", "full_refresh", "floor")
+WHOLE_RUN = "whole_run"
+HISTORY_SNAPSHOT = "history_snapshot"
+# The product's window size, 10-minute partitions; the late window is the cell's.
+BENCH_VARS = {"window_size_seconds": 60, "partition_size_seconds": 600, "late_data_bench": True}
+VERSIONS = "int_water_level_readings__versions"
+VERSION_COUNTS = "int_water_level__version_counts"
 MEANS = "water_level_window_means"
 HISTORY = "water_level_window_means_history"
-# This project's whole scheduled run (means, too-late listing, history snapshot in one invocation),
-# and the history snapshot's share of it: measured after the peers, on further minutes of data.
-SCHEDULED_RUN = "scheduled_run"
-HISTORY_SNAPSHOT = "history_snapshot"
 MICROBATCH = "water_level_window_means_microbatch"
 FLOOR = "bench_floor_window_means"
+# The generator appends about this many rows per call while building a cell's history.
+GENERATED_ROWS_PER_CHUNK = 20_000_000
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,21 @@ class BenchCell:
     locations: int
     history_hours: float
     lateness: str
+    late_window_hours: float = 1.0
+
+    @property
+    def late_window_seconds(self) -> int:
+        return int(self.late_window_hours * 3600)
+
+    @property
+    def key(self) -> tuple[int, float, str, float]:
+        return (self.locations, self.history_hours, self.lateness, self.late_window_hours)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.locations:,} locations, {self.history_hours:g} h history, {self.lateness},"
+            f" {self.late_window_hours:g} h late window"
+        )
 
 
 @dataclass(frozen=True)
@@ -55,15 +75,17 @@ class BenchResult:
     locations: int
     history_hours: float
     lateness: str
+    late_window_hours: float
     strategy: str
     runs: int
     median_s: float
     partitions_rewritten: float
     files_rewritten: float
+    rows_written: float
 
     @property
-    def cell_key(self) -> tuple[int, float, str]:
-        return (self.locations, self.history_hours, self.lateness)
+    def cell_key(self) -> tuple[int, float, str, float]:
+        return (self.locations, self.history_hours, self.lateness, self.late_window_hours)
 
 
 @dataclass(frozen=True)
@@ -82,11 +104,14 @@ class CellMeasurement:
 
 
 # Where the time goes is reported for this project's two runs.
-PROFILED = ("changed_partitions", SCHEDULED_RUN)
+PROFILED = (OURS, WHOLE_RUN)
 
-FULL_MATRIX = tuple(
-    [BenchCell(locations, 2, lateness) for locations in (100, 1_000, 10_000) for lateness in ("heavy", "sparse")]
-    + [BenchCell(1_000, 24, "sparse"), BenchCell(1_000, 168, "sparse")]
+FULL_MATRIX = (
+    *(BenchCell(locations, 2, lateness) for locations in (100, 1_000, 10_000) for lateness in ("heavy", "sparse")),
+    BenchCell(1_000, 25, "heavy", late_window_hours=24),
+    BenchCell(1_000, 25, "sparse", late_window_hours=24),
+    BenchCell(1_000, 24, "sparse"),
+    BenchCell(100_000, 1.25, "heavy"),
 )
 QUICK_MATRIX = (BenchCell(20, 2.1, "heavy"), BenchCell(20, 2.1, "sparse"))
 
@@ -104,19 +129,28 @@ def _ceil_hour(moment: datetime) -> datetime:
     return floor if floor == moment else floor + timedelta(hours=1)
 
 
+def bench_vars(cell: BenchCell) -> dict[str, Any]:
+    return {**BENCH_VARS, "late_window_seconds": cell.late_window_seconds}
+
+
 def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> CellMeasurement:
     """Generate the cell's history, build every strategy's table once (untimed), then time `runs`
     runs of each strategy on the same data and run times, spread evenly over an hour (a scheduled
     task runs at every minute of the hour, and microbatch's hourly batches cost more late in the
     hour), each one minute after an untimed run that brings every table up to date. Then time as
     many whole scheduled runs of this project over the next hour, the same way."""
-    project.use_vars(BENCH_VARS)
+    project.use_vars(bench_vars(cell))
     reset_schemas(project)
     spark, schema = project.spark, project.target_schema()
     raw_table = ensure_raw_tables(spark, project.raw_schema(), project.environment.table_format)["water_level_readings"]
-    scenario = Scenario(locations=cell.locations, **BENCH_LATENESS[cell.lateness])
+    scenario = Scenario(
+        locations=cell.locations, max_lateness_seconds=cell.late_window_seconds,
+        late_window_seconds=cell.late_window_seconds, **BENCH_LATENESS[cell.lateness],
+    )
     history_end = BENCH_ORIGIN + timedelta(hours=cell.history_hours)
-    moment, chunk = BENCH_ORIGIN, timedelta(hours=max(1, 600 // cell.locations))
+    rows_per_hour = cell.locations * 3600 / scenario.reading_interval_seconds * (1 + scenario.late_share)
+    chunk = timedelta(hours=min(24.0, max(1 / 6, GENERATED_ROWS_PER_CHUNK / rows_per_hour)))
+    moment = BENCH_ORIGIN
     with tqdm(total=cell.history_hours, desc=f"generate {cell}", unit="h", leave=False) as progress:
         while moment < history_end:
             upto = min(moment + chunk, history_end)
@@ -126,7 +160,10 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> CellMeasureme
     first_run_time = history_end + timedelta(seconds=10)
     generate(spark, raw_table, scenario, BENCH_ORIGIN, history_end, first_run_time)
     project.invoke(
-        ["build", "--select", "+tag:water_level", "--resource-type", "model", "--resource-type", "snapshot"],
+        [
+            "build", "--select", "+tag:water_level", "int_water_level_readings__windowed",
+            "--resource-type", "model", "--resource-type", "snapshot",
+        ],
         {"run_time": _stamp(first_run_time)},
     )
     # The peers start from the same table (built batch by batch, a week of history would take hours).
@@ -145,17 +182,19 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> CellMeasureme
     _check_strategies_agree(spark, schema)
     next_hour = history_end + timedelta(hours=1)
     timings.update(
-        _timed_scheduled_runs(project, cell, feed, [next_hour + timedelta(minutes=m, seconds=10) for m in minutes], profiles)
+        _timed_whole_runs(project, cell, feed, [next_hour + timedelta(minutes=m, seconds=10) for m in minutes], profiles)
     )
     results = [
         BenchResult(
-            locations=cell.locations, history_hours=cell.history_hours, lateness=cell.lateness, strategy=strategy,
+            locations=cell.locations, history_hours=cell.history_hours, lateness=cell.lateness,
+            late_window_hours=cell.late_window_hours, strategy=strategy,
             runs=len(timings[strategy]),
-            median_s=statistics.median(t[0] for t in timings[strategy]),
-            partitions_rewritten=statistics.median(t[1] for t in timings[strategy]),
-            files_rewritten=statistics.median(t[2] for t in timings[strategy]),
+            median_s=statistics.median(t.seconds for t in timings[strategy]),
+            partitions_rewritten=statistics.median(t.partitions for t in timings[strategy]),
+            files_rewritten=statistics.median(t.files for t in timings[strategy]),
+            rows_written=statistics.median(t.rows for t in timings[strategy]),
         )
-        for strategy in (*STRATEGIES, SCHEDULED_RUN, HISTORY_SNAPSHOT)
+        for strategy in (*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT)
     ]
     return CellMeasurement(cell, results, {strategy: profiles[strategy] for strategy in PROFILED})
 
@@ -182,70 +221,83 @@ class _Feed:
         return previous
 
 
+@dataclass(frozen=True)
+class _Timing:
+    """One timed run: seconds, and what its commits wrote to the table measured."""
+
+    seconds: float
+    partitions: int
+    files: int
+    rows: int
+
+
 def _timed_runs(
     project: DbtProject, cell: BenchCell, feed: _Feed, run_times: list[datetime], profiles: dict[str, RunProfile]
-) -> dict[str, list[tuple[float, int, int]]]:
-    """Per strategy, (seconds, partitions rewritten, files rewritten) of the run at each of
-    `run_times`, each after an untimed run of every strategy one minute earlier; `profiles` gets
-    each strategy's last run."""
+) -> dict[str, list[_Timing]]:
+    """Per strategy, the run at each of `run_times`, each after an untimed run of every strategy one
+    minute earlier; `profiles` gets each strategy's last run."""
     spark, schema = project.spark, project.target_schema()
-    timings: dict[str, list[tuple[float, int, int]]] = {strategy: [] for strategy in STRATEGIES}
-    tables = {"changed_partitions": MEANS, "microbatch": MICROBATCH, "full_refresh": MEANS, "floor": FLOOR}
+    timings: dict[str, list[_Timing]] = {strategy: [] for strategy in STRATEGIES}
+    tables = {OURS: MEANS, "microbatch": MICROBATCH, "full_refresh": MEANS, "floor": FLOOR}
     for step, run_time in enumerate(tqdm(run_times, desc=f"runs {cell}", unit="run", leave=False), start=1):
         catch_up = run_time - timedelta(minutes=1)
         previous = feed.until(catch_up)
-        _materialize_changed_windows(spark, schema, previous, catch_up)
-        for strategy in ("changed_partitions", "microbatch", "floor"):
-            _run_strategy(project, strategy, previous, catch_up)
+        _materialize_changed_windows(spark, schema, cell, previous, catch_up)
+        for strategy in (OURS, "microbatch", "floor"):
+            _run_strategy(project, cell, strategy, previous, catch_up)
         feed.until(run_time)
-        _materialize_changed_windows(spark, schema, catch_up, run_time)
+        _materialize_changed_windows(spark, schema, cell, catch_up, run_time)
         for strategy in STRATEGIES:
             if strategy == "full_refresh" and step > _full_refresh_runs(cell, len(run_times)):
                 continue
-            seconds, partitions, files, profile = _timed(
-                project, f"{schema}.{tables[strategy]}", lambda: _run_strategy(project, strategy, catch_up, run_time)
+            timing, profile = _timed(
+                project, f"{schema}.{tables[strategy]}", lambda: _run_strategy(project, cell, strategy, catch_up, run_time)
             )
-            timings[strategy].append((seconds, partitions, files))
+            timings[strategy].append(timing)
             profiles[strategy] = profile
-            log.info("%s %s run %d: %.2f s, %d partitions, %d files", cell, strategy, step, seconds, partitions, files)
+            log.info("%s %s run %d: %s", cell, strategy, step, timing)
     return timings
 
 
-def _timed_scheduled_runs(
+def _timed_whole_runs(
     project: DbtProject, cell: BenchCell, feed: _Feed, run_times: list[datetime], profiles: dict[str, RunProfile]
-) -> dict[str, list[tuple[float, int, int]]]:
-    """This project's whole scheduled run (the scheduler's selection after its first run) at each
-    of `run_times`, each after an untimed one a minute earlier: seconds, the history table's
-    partitions and files rewritten, and the snapshot's own seconds from the audit."""
+) -> dict[str, list[_Timing]]:
+    """This project's whole scheduled run (the scheduler's selection after its first run: versions,
+    means, too-late listing, history snapshot, audit) at each of `run_times`, each after an untimed
+    one a minute earlier; what it wrote to the history table, and the snapshot's own seconds from
+    the audit."""
     spark, schema = project.spark, project.target_schema()
-    timings: dict[str, list[tuple[float, int, int]]] = {SCHEDULED_RUN: [], HISTORY_SNAPSHOT: []}
+    timings: dict[str, list[_Timing]] = {WHOLE_RUN: [], HISTORY_SNAPSHOT: []}
 
-    def scheduled_run(run_time: datetime) -> None:
+    def whole_run(run_time: datetime) -> None:
         project.invoke(
             SCHEDULED_BUILD + ["--select", scheduled_selection("water_level", first_run=False)],
             {"run_time": _stamp(run_time)},
         )
 
-    for step, run_time in enumerate(tqdm(run_times, desc=f"scheduled runs {cell}", unit="run", leave=False), start=1):
+    # The peers' runs left the history behind the means: its first whole run holds the means while
+    # the history records what they published (late_data_histories_behind). Not timed.
+    settle = run_times[0] - timedelta(minutes=2)
+    feed.until(settle)
+    whole_run(settle)
+    for step, run_time in enumerate(tqdm(run_times, desc=f"whole runs {cell}", unit="run", leave=False), start=1):
         feed.until(run_time - timedelta(minutes=1))
-        scheduled_run(run_time - timedelta(minutes=1))
+        whole_run(run_time - timedelta(minutes=1))
         feed.until(run_time)
-        seconds, partitions, files, profiles[SCHEDULED_RUN] = _timed(
-            project, f"{schema}.{HISTORY}", lambda: scheduled_run(run_time)
-        )
+        timing, profiles[WHOLE_RUN] = _timed(project, f"{schema}.{HISTORY}", lambda: whole_run(run_time))
         snapshot_seconds = spark.sql(
             f"select seconds from {schema}.late_data_run_audit"
             f" where model = '{HISTORY}' and run_time = timestamp'{_stamp(run_time)}'"
         ).first()["seconds"]
-        log.info("%s scheduled run %d: %.2f s (snapshot %.2f s), %d history partitions", cell, step, seconds, snapshot_seconds, partitions)
-        timings[SCHEDULED_RUN].append((seconds, partitions, files))
-        timings[HISTORY_SNAPSHOT].append((snapshot_seconds, partitions, files))
+        log.info("%s whole run %d: %s (snapshot %.2f s)", cell, step, timing, snapshot_seconds)
+        timings[WHOLE_RUN].append(timing)
+        timings[HISTORY_SNAPSHOT].append(_Timing(snapshot_seconds, timing.partitions, timing.files, timing.rows))
     return timings
 
 
-def _timed(project: DbtProject, table: str, run: Callable[[], Any]) -> tuple[float, int, int, RunProfile]:
-    """Seconds of `run`, the partitions and files it rewrote in `table` (from the table format's
-    commits), and where its time went (from dbt's log and Spark's job tracker)."""
+def _timed(project: DbtProject, table: str, run: Callable[[], Any]) -> tuple[_Timing, RunProfile]:
+    """Seconds of `run`, the partitions, files and rows it wrote in `table` (from the table
+    format's commits), and where its time went (from dbt's log and Spark's job tracker)."""
     from late_data.table_history import commits_after, latest_version
 
     table_format = project.environment.table_format
@@ -260,20 +312,28 @@ def _timed(project: DbtProject, table: str, run: Callable[[], Any]) -> tuple[flo
     profile = RunProfile(read_log_slice(dbt_log, log_start) if dbt_log.exists() else [], jobs)
     commits = commits_after(project.spark, table, table_format, version)
     partitions = set().union(*(commit.partitions_touched for commit in commits))
-    return seconds, len(partitions), sum(commit.files_added + commit.files_removed for commit in commits), profile
+    timing = _Timing(
+        seconds=seconds,
+        partitions=len(partitions),
+        files=sum(commit.files_added + commit.files_removed for commit in commits),
+        rows=sum(commit.records_added for commit in commits),
+    )
+    return timing, profile
 
 
 def _full_refresh_runs(cell: BenchCell, runs: int) -> int:
-    """A full refresh of a day or a week of history takes minutes: two runs give its median there."""
-    return runs if cell.history_hours <= 2 else min(runs, 2)
+    """A full refresh of a day or more of history, or of 100,000 locations, takes minutes: two
+    runs give its median there."""
+    return runs if cell.history_hours <= 2 and cell.locations <= 10_000 else min(runs, 2)
 
 
-def _run_strategy(project: DbtProject, strategy: str, previous: datetime, run_time: datetime) -> None:
+def _run_strategy(project: DbtProject, cell: BenchCell, strategy: str, previous: datetime, run_time: datetime) -> None:
     at = {"run_time": _stamp(run_time)}
-    if strategy == "changed_partitions":
-        project.invoke(["run", "--select", MEANS], at)
+    if strategy == OURS:
+        # What keeps the means right: load the versions that arrived, count them, the means model.
+        project.invoke(["run", "--select", VERSIONS, VERSION_COUNTS, MEANS], at)
     elif strategy == "microbatch":
-        late = timedelta(seconds=BENCH_VARS["late_window_seconds"] + BENCH_VARS["window_size_seconds"])
+        late = timedelta(seconds=cell.late_window_seconds + BENCH_VARS["window_size_seconds"])
         # The batches a late row can reach: lookback covering the late window, whatever changed.
         project.invoke(
             [
@@ -284,18 +344,19 @@ def _run_strategy(project: DbtProject, strategy: str, previous: datetime, run_ti
             at,
         )
     elif strategy == "full_refresh":
-        project.invoke(["run", "--full-refresh", "--select", MEANS], at)
+        # Everything from raw: the versions table and the means.
+        project.invoke(["run", "--full-refresh", "--select", VERSIONS, VERSION_COUNTS, MEANS], at)
     else:
-        project.spark.sql(_floor_merge(project.target_schema(), project.raw_schema(), previous, run_time))
+        project.spark.sql(_floor_merge(project.target_schema(), project.raw_schema(), cell, previous, run_time))
 
 
-def _materialize_changed_windows(spark: Any, schema: str, previous: datetime, run_time: datetime) -> None:
+def _materialize_changed_windows(spark: Any, schema: str, cell: BenchCell, previous: datetime, run_time: datetime) -> None:
     """The floor's perfect knowledge, computed outside its timing: the windows that received rows
     or became final since the previous run (rows stamped exactly at the previous run time included:
     the generator may append them after that run). Checkpointed, not cached: Spark's cache misses
     plans over Iceberg session-catalog tables (every lookup makes a new table object), so a cached
     view was silently recomputed from the whole raw table inside the floor's timing."""
-    until_final = timedelta(seconds=BENCH_VARS["late_window_seconds"] + BENCH_VARS["window_size_seconds"])
+    until_final = timedelta(seconds=cell.late_window_seconds + BENCH_VARS["window_size_seconds"])
     changed_windows = spark.sql(
         f"""
         select distinct window_start, location from {schema}.int_water_level_readings__windowed
@@ -307,7 +368,7 @@ def _materialize_changed_windows(spark: Any, schema: str, previous: datetime, ru
     changed_windows.localCheckpoint(eager=True).createOrReplaceTempView("bench_changed_windows")
 
 
-def _floor_merge(schema: str, raw_schema: str, previous: datetime, run_time: datetime) -> str:
+def _floor_merge(schema: str, raw_schema: str, cell: BenchCell, previous: datetime, run_time: datetime) -> str:
     """One hand-written statement: the means of exactly the changed windows, from the raw rows of
     those windows only, merged into the floor's table. It relies on what the benchmark knows and
     the product cannot: which windows changed, and that the data has no corrections moving a
@@ -316,7 +377,7 @@ def _floor_merge(schema: str, raw_schema: str, previous: datetime, run_time: dat
     literal bound, which lets the table format prune the older partitions of the raw table and of
     the merge's target."""
     at = f"timestamp'{_stamp(run_time)}'"
-    window, late = BENCH_VARS["window_size_seconds"], BENCH_VARS["late_window_seconds"]
+    window, late = BENCH_VARS["window_size_seconds"], cell.late_window_seconds
     partition = BENCH_VARS["partition_size_seconds"]
     earliest_changed = min(previous, run_time) - timedelta(seconds=window + late)
     earliest_partition = floor_to(earliest_changed, partition)
@@ -376,46 +437,49 @@ def write_bench_outputs(
     csv_path, md_path, png_path = out_dir / "results.csv", out_dir / "results.md", out_dir / "results.png"
     results = [result for measurement in measurements for result in measurement.results]
     if keep_other_cells and csv_path.exists():
-        measured = {(m.cell.locations, m.cell.history_hours, m.cell.lateness) for m in measurements}
+        measured = {measurement.cell.key for measurement in measurements}
         results = [result for result in _read_results(csv_path) if result.cell_key not in measured] + results
-        results.sort(key=lambda result: result.cell_key)
+    results.sort(key=lambda result: result.cell_key)
     with csv_path.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(BenchResult.__dataclass_fields__))
         writer.writeheader()
         writer.writerows(asdict(result) for result in results)
     cells = sorted({r.cell_key for r in results})
-    median = {(r.locations, r.history_hours, r.lateness, r.strategy): r.median_s for r in results}
+    by_key = {(*r.cell_key, r.strategy): r for r in results}
     lines = [
-        f"# Benchmark: changed partitions against the alternatives\n\n{machine}\n",
+        f"# Benchmark: this project against the alternatives\n\n{machine}\n",
         "Median seconds per warm run (one Spark session). Per cell, the four ways to keep"
         " `water_level_window_means` right ran on the same data and run times, one dbt invocation each"
-        " (the floor: one Spark statement). Then `scheduled run`: this project's whole scheduled run"
-        " (means, too-late listing and history snapshot in one invocation) on the following minutes,"
-        " with the snapshot's share of it.\n",
-        "| locations | history h | lateness | changed partitions | microbatch | full refresh | floor"
-        " | ours / microbatch | ours / full refresh | ours / floor | scheduled run | of which snapshot |",
-        "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        " (the floor: one Spark statement): `late_data` (load the versions that arrived, then the means"
+        " model), dbt's `microbatch` over the late window, a full refresh from raw, and the floor. Then"
+        " `whole run`: this project's whole scheduled run (versions, means, too-late listing, history"
+        " snapshot, audit) on the following minutes, with the snapshot's share of it.\n",
+        "| locations | history h | late window h | lateness | late_data | microbatch | full refresh | floor"
+        " | ours / microbatch | ours / floor | whole run | of which history |",
+        "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for cell in cells:
-        ours, micro, full, floor, scheduled, snapshot = (
-            median[(*cell, strategy)] for strategy in (*STRATEGIES, SCHEDULED_RUN, HISTORY_SNAPSHOT)
+        ours, micro, full, floor, whole, history = (
+            by_key[(*cell, strategy)].median_s for strategy in (*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT)
         )
         lines.append(
-            f"| {cell[0]:,} | {cell[1]:g} | {cell[2]} | {ours:.2f} | {micro:.2f} | {full:.2f} | {floor:.2f}"
-            f" | {ours / micro:.2f} | {ours / full:.2f} | {ours / floor:.2f} | {scheduled:.2f} | {snapshot:.2f} |"
+            f"| {cell[0]:,} | {cell[1]:g} | {cell[3]:g} | {cell[2]} | {ours:.2f} | {micro:.2f} | {full:.2f} | {floor:.2f}"
+            f" | {ours / micro:.2f} | {ours / floor:.2f} | {whole:.2f} | {history:.2f} |"
         )
     lines += [
-        "", "Partitions and files rewritten per run (medians, from the table format's commit metadata; for"
-        " `scheduled_run` and `history_snapshot`, those of the history snapshot's table), and runs measured:", "",
-        "| locations | history h | lateness | strategy | runs | partitions | files |", "|---:|---:|---|---|---:|---:|---:|",
+        "", "Partitions, files and rows written per run (medians, from the table format's commit metadata;"
+        " `late_data` and `full_refresh` partitions are time partition x location bucket, the peers' time"
+        " partitions only; for `whole_run` and `history_snapshot`, the history table), and runs measured:", "",
+        "| locations | history h | late window h | lateness | strategy | runs | partitions | files | rows |",
+        "|---:|---:|---:|---|---|---:|---:|---:|---:|",
     ]
     lines += [
-        f"| {r.locations:,} | {r.history_hours:g} | {r.lateness} | {r.strategy} | {r.runs} | {r.partitions_rewritten:g}"
-        f" | {r.files_rewritten:g} |"
+        f"| {r.locations:,} | {r.history_hours:g} | {r.late_window_hours:g} | {r.lateness} | {r.strategy} | {r.runs}"
+        f" | {r.partitions_rewritten:g} | {r.files_rewritten:g} | {r.rows_written:g} |"
         for r in results
     ]
     md_path.write_text("\n".join(lines) + "\n\n![medians](results.png)\n")
-    _plot_bench(results, cells, png_path)
+    _plot_bench(by_key, cells, png_path)
     profile_path = out_dir / "profile.md"
     kept_sections = _other_cells_profile_sections(profile_path, measurements) if keep_other_cells else []
     profile_path.write_text(_profile_markdown(measurements, machine, kept_sections))
@@ -429,15 +493,16 @@ def _read_results(csv_path: Path) -> list[BenchResult]:
         return [
             BenchResult(
                 locations=int(row["locations"]), history_hours=float(row["history_hours"]), lateness=row["lateness"],
-                strategy=row["strategy"], runs=int(row["runs"]), median_s=float(row["median_s"]),
-                partitions_rewritten=float(row["partitions_rewritten"]), files_rewritten=float(row["files_rewritten"]),
+                late_window_hours=float(row["late_window_hours"]), strategy=row["strategy"], runs=int(row["runs"]),
+                median_s=float(row["median_s"]), partitions_rewritten=float(row["partitions_rewritten"]),
+                files_rewritten=float(row["files_rewritten"]), rows_written=float(row["rows_written"]),
             )
             for row in csv.DictReader(handle)
         ]
 
 
 def _profile_heading(cell: BenchCell) -> str:
-    return f"## {cell.locations:,} locations, {cell.history_hours:g} h history, {cell.lateness}: "
+    return f"## {cell}: "
 
 
 def _other_cells_profile_sections(profile_path: Path, measurements: list[CellMeasurement]) -> list[str]:
@@ -454,8 +519,9 @@ def _profile_markdown(measurements: list[CellMeasurement], machine: str, kept_se
         f"# Where the time goes\n\n{machine}\n",
         "The last timed run of each cell, per kind of statement: wall seconds from a statement's start"
         " to dbt's next event (fetching its result included), from dbt's debug log; Spark jobs from"
-        " Spark's job tracker. `changed_partitions` runs the means model alone; `scheduled_run` is the"
-        " whole scheduled run (means, too-late listing, history snapshot).\n",
+        " Spark's job tracker. `late_data` loads the versions that arrived and runs the means model;"
+        " `whole_run` is the whole scheduled run (versions, means, too-late listing, history snapshot,"
+        " audit).\n",
         *kept_sections,
     ]
     for measurement in measurements:
@@ -469,19 +535,19 @@ def _profile_markdown(measurements: list[CellMeasurement], machine: str, kept_se
     return "\n".join(lines)
 
 
-def _plot_bench(results: list[BenchResult], cells: list[tuple[int, float, str]], path: Path) -> None:
+def _plot_bench(by_key: dict[tuple[Any, ...], BenchResult], cells: list[tuple[int, float, str, float]], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axis = plt.subplots(figsize=(10, 4))
+    figure, axis = plt.subplots(figsize=(12, 4))
     width = 0.16
-    for offset, strategy in enumerate((*STRATEGIES, SCHEDULED_RUN)):
-        values = [next(r.median_s for r in results if (r.locations, r.history_hours, r.lateness, r.strategy) == (*cell, strategy)) for cell in cells]
+    for offset, strategy in enumerate((*STRATEGIES, WHOLE_RUN)):
+        values = [by_key[(*cell, strategy)].median_s for cell in cells]
         axis.bar([i + offset * width for i in range(len(cells))], values, width, label=strategy)
     axis.set_xticks([i + 2 * width for i in range(len(cells))])
-    axis.set_xticklabels([f"{c[0]:,} loc\n{c[1]:g} h {c[2]}" for c in cells], fontsize=8)
+    axis.set_xticklabels([f"{c[0]:,} loc, {c[3]:g} h late\n{c[1]:g} h {c[2]}" for c in cells], fontsize=7)
     axis.set(yscale="log", ylabel="median seconds per run")
     axis.legend(fontsize=8)
     figure.tight_layout()

@@ -15,7 +15,7 @@ from late_data.dbt_project import DbtInvocationError, DbtProject
 from late_data.environment import ProjectEnvironment, SetupError, prepare_environment
 from late_data.generator import LATENESS_PROFILES, PageScenario, Scenario
 from late_data.oracle import WindowSettings, compare_window_means
-from late_data.pipeline import run_real_clock, run_simulated, scenario_feed
+from late_data.pipeline import Upkeep, run_pipeline, run_real_clock, run_simulated, scenario_feed, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
 
 log = logging.getLogger("late_data")
@@ -27,13 +27,14 @@ def memory_gib() -> int:
 
 def parse_cell(text: str) -> BenchCell:
     try:
-        locations, hours, lateness = text.split(":")
-        if lateness not in BENCH_LATENESS:
+        locations, hours, lateness, *late_window = text.split(":")
+        if lateness not in BENCH_LATENESS or len(late_window) > 1:
             raise ValueError(lateness)
-        return BenchCell(int(locations), float(hours), lateness)
+        return BenchCell(int(locations), float(hours), lateness, float(late_window[0]) if late_window else 1.0)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a cell: use LOCATIONS:HOURS:LATENESS with lateness in {sorted(BENCH_LATENESS)}"
+            f"{text!r} is not a cell: use LOCATIONS:HOURS:LATENESS[:LATE_WINDOW_HOURS] with lateness in"
+            f" {sorted(BENCH_LATENESS)}"
         ) from None
 
 
@@ -108,7 +109,11 @@ def build_parser() -> argparse.ArgumentParser:
     schedule.add_argument("--runs", type=int, default=None, help="real clock: stop after this many runs")
     schedule.add_argument(
         "--maintain-every", type=int, default=60,
-        help="expire old table snapshots and compact the audit after every N runs (0: never)",
+        help="expire old table snapshots and compact after every N runs (0: never)",
+    )
+    schedule.add_argument(
+        "--reconcile-every", type=int, default=60,
+        help="make every N-th run a reconciliation: recompute every checked window from raw and repair (0: never)",
     )
     schedule.add_argument("--end", type=parse_time, help="simulated clock: last run time")
     add_scenario_arguments(schedule)
@@ -129,8 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--quick", action="store_true", help="a small smoke matrix instead of the full one")
     bench.add_argument(
-        "--cell", dest="cells", action="append", type=parse_cell, metavar="LOCATIONS:HOURS:LATENESS",
-        help="measure only these cells, e.g. 1000:2:heavy (repeatable)",
+        "--cell", dest="cells", action="append", type=parse_cell, metavar="LOCATIONS:HOURS:LATENESS[:LATE_WINDOW_HOURS]",
+        help="measure only these cells, e.g. 1000:2:heavy or 1000:25:sparse:24 (repeatable)",
     )
     bench.add_argument("--runs", type=int, default=None, help="timed runs per cell (default: 5, quick: 2)")
     bench.add_argument("--out", type=Path, default=Path("bench"), help="directory for results.csv/.md/.png")
@@ -142,6 +147,11 @@ def build_parser() -> argparse.ArgumentParser:
         "cluster", help="a shared catalog (PostgreSQL + Hive metastore), Spark master, workers and Thrift Server"
     )
     cluster.add_argument("action", choices=("up", "down", "status"))
+
+    reconcile = commands.add_parser(
+        "reconcile", help="a run that recomputes every checked window from raw, repairs and counts what differs"
+    )
+    reconcile.add_argument("--run-time", type=parse_time, default=None, help="default: now (UTC)")
 
     demo = commands.add_parser("demo", help="2 hours of the scenario on a simulated clock, then the oracle")
     demo.add_argument("--hours", type=float, default=2.0)
@@ -222,6 +232,12 @@ def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
             )
         print(f"backfill: {len(changes)} partitions changed; manifest {manifest}")
         return 0
+    if args.command == "reconcile":
+        run_time = args.run_time or datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
+        report = run_pipeline(project, run_time, scheduled_selection(None, first_run=False), reconcile=True)
+        print(report.line())
+        print(f"reconcile: {report.windows_repaired} windows repaired")
+        return 0
     if args.command == "check":
         comparison = compare_window_means(
             project.spark, tables["water_level_readings"], f"{project.target_schema()}.water_level_window_means",
@@ -238,15 +254,13 @@ def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
         log.info("appended the rows arriving in [%s, %s) to %s", args.start, args.end, ", ".join(tables.values()))
         return 0
     interval, offset = timedelta(seconds=args.interval), timedelta(seconds=args.offset)
+    upkeep = Upkeep(reconcile_every=args.reconcile_every, maintain_every=args.maintain_every)
     if args.clock == "simulated":
         if args.end is None:
             raise ValueError("--clock simulated needs --end")
-        run_simulated(project, feed, args.origin, args.end, interval, offset, maintain_every=args.maintain_every)
+        run_simulated(project, feed, args.origin, args.end, interval, offset, upkeep=upkeep)
         return 0
-    run_real_clock(
-        project, interval, offset, args.runs, None if args.no_generate else feed, args.origin,
-        maintain_every=args.maintain_every,
-    )
+    run_real_clock(project, interval, offset, args.runs, None if args.no_generate else feed, args.origin, upkeep=upkeep)
     return 0
 
 

@@ -14,7 +14,7 @@ from late_data.environment import ProjectEnvironment, SetupError, lock_home
 log = logging.getLogger(__name__)
 
 # Vars that change per run and are only read at execution time, so a parsed manifest stays valid.
-RUN_VARS = frozenset({"run_time", "backfill", "as_of"})
+RUN_VARS = frozenset({"run_time", "backfill", "as_of", "reconcile"})
 
 
 class DbtInvocationError(RuntimeError):

@@ -21,7 +21,9 @@ EPOCH = datetime(1970, 1, 1)
 @dataclass(frozen=True)
 class RunReport:
     run_time: datetime
-    windows_checked: int
+    versions_loaded: int
+    windows_changed: int
+    windows_repaired: int
     partitions_rewritten: int
     rows_written: int
     too_late_rows: int
@@ -29,7 +31,8 @@ class RunReport:
 
     def line(self) -> str:
         return (
-            f"run_time={format_timestamp(self.run_time)} windows_checked={self.windows_checked}"
+            f"run_time={format_timestamp(self.run_time)} versions_loaded={self.versions_loaded}"
+            f" windows_changed={self.windows_changed} windows_repaired={self.windows_repaired}"
             f" partitions_rewritten={self.partitions_rewritten} rows_written={self.rows_written}"
             f" too_late_rows={self.too_late_rows} seconds={self.seconds:.2f}"
         )
@@ -52,18 +55,26 @@ def scheduled_selection(pipeline_tag: str | None, first_run: bool) -> str | None
     return f"tag:{pipeline_tag},tag:late_data" if pipeline_tag else "tag:late_data"
 
 
-def run_pipeline(project: DbtProject, run_time: datetime, select: str | None = None) -> RunReport:
+def run_pipeline(
+    project: DbtProject, run_time: datetime, select: str | None = None, reconcile: bool = False
+) -> RunReport:
     """One run: `dbt build` of models and snapshots at run_time (all of them, or the dbt selection
-    `select`, e.g. "+tag:water_level"), summarised from the audit."""
+    `select`, e.g. "+tag:water_level"), summarised from the audit. `reconcile`: recompute every
+    checked window from the raw rows and repair what the arrival-driven path got wrong."""
     started = time.perf_counter()
     args = SCHEDULED_BUILD + (["--select", select] if select else [])
-    invocation = project.invoke(args, {"run_time": format_timestamp(run_time)})
+    run_vars: dict[str, object] = {"run_time": format_timestamp(run_time)}
+    if reconcile:
+        run_vars["reconcile"] = True
+    invocation = project.invoke(args, run_vars)
     seconds = time.perf_counter() - started
     schema = project.target_schema()
     audit = project.spark.sql(
         f"""
         select
-            coalesce(sum(windows_checked), 0) as windows_checked,
+            coalesce(sum(if(model_role = 'versions', rows_written, 0)), 0) as versions_loaded,
+            coalesce(sum(windows_changed), 0) as windows_changed,
+            coalesce(sum(windows_repaired), 0) as windows_repaired,
             coalesce(sum(if(model_role = 'windows', size(partitions_rewritten), 0)), 0) as partitions_rewritten,
             coalesce(sum(if(model_role = 'windows', rows_written, 0)), 0) as rows_written,
             coalesce(sum(if(model_role = 'too_late_rows', rows_written, 0)), 0) as too_late_rows
@@ -73,7 +84,9 @@ def run_pipeline(project: DbtProject, run_time: datetime, select: str | None = N
     ).first()
     return RunReport(
         run_time=run_time,
-        windows_checked=int(audit["windows_checked"]),
+        versions_loaded=int(audit["versions_loaded"]),
+        windows_changed=int(audit["windows_changed"]),
+        windows_repaired=int(audit["windows_repaired"]),
         partitions_rewritten=int(audit["partitions_rewritten"]),
         rows_written=int(audit["rows_written"]),
         too_late_rows=int(audit["too_late_rows"]),
@@ -111,10 +124,32 @@ def scenario_feed(
 
 
 def maintain_tables(project: DbtProject) -> None:
-    """Expire old table snapshots and compact the audit (macro late_data_maintain_tables)."""
+    """Expire old table snapshots and compact (macro late_data_maintain_tables)."""
     started = time.perf_counter()
     project.invoke(["run-operation", "late_data_maintain_tables"])
     log.info("maintained the late-data tables in %.2f s", time.perf_counter() - started)
+
+
+@dataclass(frozen=True)
+class Upkeep:
+    """What a scheduler does besides its runs: every `reconcile_every`-th run is a reconciliation
+    (recompute every checked window from raw, repair and count what the arrival-driven path got
+    wrong), and after every `maintain_every`-th run the tables are maintained. 0 turns either off."""
+
+    reconcile_every: int = 0
+    maintain_every: int = 0
+
+    def __post_init__(self) -> None:
+        if self.reconcile_every < 0 or self.maintain_every < 0:
+            raise ValueError("--reconcile-every and --maintain-every must be 0 (never) or a positive number of runs")
+
+    def run(self, project: DbtProject, run_time: datetime, select: str | None, run_number: int) -> RunReport:
+        """Scheduled run number `run_number` (from 1), then the maintenance due after it."""
+        reconcile = bool(self.reconcile_every) and run_number % self.reconcile_every == 0
+        report = run_pipeline(project, run_time, select, reconcile=reconcile)
+        if self.maintain_every and run_number % self.maintain_every == 0:
+            maintain_tables(project)
+        return report
 
 
 def run_simulated(
@@ -126,23 +161,21 @@ def run_simulated(
     offset: timedelta,
     after_run: Callable[[RunReport], None] | None = None,
     pipeline_tag: str | None = None,
-    maintain_every: int = 0,
+    upkeep: Upkeep = Upkeep(),
 ) -> list[RunReport]:
-    """Generator batches and runs interleaved; the run time advances by `interval` per run. Every
-    `maintain_every` runs (0: never) the tables are maintained after the run."""
+    """Generator batches and runs interleaved; the run time advances by `interval` per run."""
     reports: list[RunReport] = []
     generated_until = origin
     times = list(schedule_times(origin, end, interval, offset))
     for run_time in tqdm(times, desc="simulated runs", unit="run", leave=False):
         feed(generated_until, run_time)
         generated_until = run_time
-        report = run_pipeline(project, run_time, scheduled_selection(pipeline_tag, first_run=not reports))
+        select = scheduled_selection(pipeline_tag, first_run=not reports)
+        report = upkeep.run(project, run_time, select, run_number=len(reports) + 1)
         tqdm.write(report.line())
         reports.append(report)
         if after_run is not None:
             after_run(report)
-        if maintain_every and len(reports) % maintain_every == 0:
-            maintain_tables(project)
     return reports
 
 
@@ -161,11 +194,10 @@ def run_real_clock(
     runs: int | None,
     feed: Feed | None = None,
     fed_from: datetime | None = None,
-    maintain_every: int = 0,
+    upkeep: Upkeep = Upkeep(),
 ) -> list[RunReport]:
     """Every `interval`, `offset` after the boundary (e.g. 10 s after each minute), run at now (UTC);
-    before each run, `feed` appends what arrived since the previous one (first: since `fed_from`).
-    Every `maintain_every` runs (0: never) the tables are maintained after the run."""
+    before each run, `feed` appends what arrived since the previous one (first: since `fed_from`)."""
     reports: list[RunReport] = []
     fed_until = fed_from
     while runs is None or len(reports) < runs:
@@ -175,9 +207,7 @@ def run_real_clock(
         if feed is not None:
             feed(fed_until or run_time, run_time)
             fed_until = run_time
-        report = run_pipeline(project, run_time, scheduled_selection(None, first_run=not reports))
+        report = upkeep.run(project, run_time, scheduled_selection(None, first_run=not reports), len(reports) + 1)
         print(report.line(), flush=True)
         reports.append(report)
-        if maintain_every and len(reports) % maintain_every == 0:
-            maintain_tables(project)
     return reports

@@ -13,15 +13,16 @@ LOG_EVENT = re.compile(r"^(?:\x1b\[0m)?(\d\d:\d\d:\d\d\.\d+) \[\w+\s*\] \[([^\]]
 
 # Statement kinds, by the first SQL line; the first match wins, {0} is the first group.
 STATEMENT_KINDS = (
-    (re.compile(r"insert overwrite directory"), "compute: the model's query, staged to scratch"),
+    (re.compile(r"insert overwrite directory '[^']*/([^/']+)'"), "compute and stage: {0}"),
     (re.compile(r"insert overwrite (?:table )?(\S+)"), "write: insert overwrite {0}"),
-    (re.compile(r"merge into (\S+)"), "merge into {0}"),
-    (re.compile(r"insert into (?:table )?(\S+)"), "insert into {0}"),
-    (re.compile(r"select model, max\(run_time\)"), "run audit: last run times"),
-    (re.compile(r"select min\(ingested_at\)"), "scan horizon: earliest arrival"),
-    (re.compile(r"select distinct \w+ from \w+__dbt_tmp_written"), "emptied partitions"),
+    (re.compile(r"merge into (\S+)"), "write: merge into {0}"),
+    (re.compile(r"insert into (?:table )?(\S+)"), "write: insert into {0}"),
+    (re.compile(r"delete from (\S+)"), "write: delete from {0}"),
+    (re.compile(r"select\s+model,"), "run audit: last runs"),
+    (re.compile(r"select (?:partition_start|count)"), "staged rows: what to write"),
+    (re.compile(r"select min\(ingested_at\)"), "recompute: earliest arrival"),
     (re.compile(r"create (?:or replace )?(?:temporary )?view"), "views: temporary and snapshot staging"),
-    (re.compile(r"(?:describe|show|set|reset|drop view|create table if not exists|create schema)\b"),
+    (re.compile(r"(?:describe|show|set|reset|drop view|create table if not exists|create schema|select \* from values)\b"),
      "catalog and session: describe, show, set, drop"),
 )
 
@@ -49,10 +50,11 @@ def logged_statements(lines: list[str]) -> tuple[list[LoggedStatement], float]:
         if match:
             events.append([datetime.strptime(match.group(1), "%H:%M:%S.%f"), match.group(2).strip(), match.group(3), None])
         elif (
-            events and events[-1][3] is None and events[-1][2].startswith("On ") and events[-1][2].rstrip().endswith("*/")
+            events and events[-1][2].startswith("On ") and events[-1][2].rstrip().endswith("*/")
             and line.strip() and not line.strip().startswith(("/*", "--"))
+            and len(events[-1][3] or "") < 300
         ):
-            events[-1][3] = line.strip()
+            events[-1][3] = f"{events[-1][3]} {line.strip()}" if events[-1][3] else line.strip()
     statements: list[LoggedStatement] = []
     running: dict[str, int] = {}  # thread -> index of its statement awaiting "SQL status"
     for (moment, thread, message, sql), (following, *_) in zip(events, events[1:]):

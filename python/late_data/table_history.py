@@ -9,18 +9,27 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Commit:
+    """One commit; partitions are tuples of the table's partition values, in partition-spec order
+    (for the late-data tables: (partition_start, series_bucket))."""
+
     version: int
     operation: str
-    partitions_added: frozenset[Any]
-    partitions_removed: frozenset[Any]
-    records_added: int
-    records_removed: int
-    files_added: int
+    partitions_added: frozenset[tuple[Any, ...]]
+    partitions_removed: frozenset[tuple[Any, ...]]
+    records_added: int  # rows in the data files added
+    records_removed: int  # rows in the data files removed
+    files_added: int  # data and delete files
     files_removed: int
+    rows_deleted: int = 0  # rows marked deleted by delete files (merge-on-read), not rewritten
 
     @property
-    def partitions_touched(self) -> frozenset[Any]:
+    def partitions_touched(self) -> frozenset[tuple[Any, ...]]:
         return self.partitions_added | self.partitions_removed
+
+    @property
+    def time_partitions_touched(self) -> frozenset[Any]:
+        """The first partition value (the time partition) of each partition touched."""
+        return frozenset(partition[0] for partition in self.partitions_touched)
 
 
 def latest_version(spark: Any, table: str, table_format: str) -> int | None:
@@ -28,18 +37,16 @@ def latest_version(spark: Any, table: str, table_format: str) -> int | None:
     return commits[-1].version if commits else None
 
 
-def commits_after(
-    spark: Any, table: str, table_format: str, version: int | None, partition_column: str = "partition_start"
-) -> list[Commit]:
+def commits_after(spark: Any, table: str, table_format: str, version: int | None) -> list[Commit]:
     """Commits made after `version` (all commits when None), oldest first."""
     if table_format == "iceberg":
-        return _iceberg_commits_after(spark, table, version, partition_column)
+        return _iceberg_commits_after(spark, table, version)
     if table_format == "delta":
-        return _delta_commits_after(spark, table, version, partition_column)
+        return _delta_commits_after(spark, table, version)
     raise ValueError(f"unknown table format {table_format!r}")
 
 
-def _iceberg_commits_after(spark: Any, table: str, version: int | None, partition_column: str) -> list[Commit]:
+def _iceberg_commits_after(spark: Any, table: str, version: int | None) -> list[Commit]:
     snapshots = spark.sql(
         f"select snapshot_id, operation, committed_at from {table}.snapshots order by committed_at"
     ).collect()
@@ -50,9 +57,12 @@ def _iceberg_commits_after(spark: Any, table: str, version: int | None, partitio
     if not newer:
         return []
     ids = ", ".join(str(snapshot_id) for snapshot_id in newer)
-    # status 1 = file added by that snapshot, 2 = file deleted by it.
+    # status 1 = file added by that snapshot, 2 = file deleted by it; content 0 = data file,
+    # 1 and 2 = position and equality delete files (merge-on-read).
+    file_fields = spark.sql(f"select data_file from {table}.all_entries limit 0").schema["data_file"].dataType.names
+    partition = "data_file.partition" if "partition" in file_fields else "named_struct('unpartitioned', true)"
     entries = spark.sql(
-        f"select snapshot_id, status, data_file.partition.{partition_column} as partition_value,"
+        f"select snapshot_id, status, data_file.content as content, {partition} as partition_value,"
         f" data_file.record_count as records"
         f" from {table}.all_entries where snapshot_id in ({ids}) and status in (1, 2)"
     ).collect()
@@ -66,20 +76,29 @@ def _iceberg_commits_after(spark: Any, table: str, version: int | None, partitio
             Commit(
                 version=snapshot_id,
                 operation=operations[snapshot_id],
-                partitions_added=frozenset(e["partition_value"] for e in added),
-                partitions_removed=frozenset(e["partition_value"] for e in removed),
-                records_added=sum(e["records"] for e in added),
-                records_removed=sum(e["records"] for e in removed),
+                partitions_added=frozenset(_partition(e) for e in added),
+                partitions_removed=frozenset(_partition(e) for e in removed),
+                records_added=sum(e["records"] for e in added if e["content"] == 0),
+                records_removed=sum(e["records"] for e in removed if e["content"] == 0),
                 files_added=len(added),
                 files_removed=len(removed),
+                rows_deleted=sum(e["records"] for e in added if e["content"] != 0),
             )
         )
     return commits
 
 
-def _delta_commits_after(spark: Any, table: str, version: int | None, partition_column: str) -> list[Commit]:
+def _partition(entry: Any) -> tuple[Any, ...]:
+    value = entry["partition_value"]
+    return () if "unpartitioned" in value.asDict() else tuple(value)
+
+
+def _delta_commits_after(spark: Any, table: str, version: int | None) -> list[Commit]:
     history = spark.sql(f"describe history {table}").orderBy("version").collect()
-    location = spark.sql(f"describe detail {table}").first()["location"]
+    detail = spark.sql(f"describe detail {table}").first()
+    schema = spark.table(table).schema
+    location = detail["location"]
+    partition_columns = [(column, schema[column].dataType.typeName()) for column in detail["partitionColumns"]]
     commits = []
     for row in history:
         if version is not None and row["version"] <= version:
@@ -88,20 +107,44 @@ def _delta_commits_after(spark: Any, table: str, version: int | None, partition_
         actions = [json.loads(line) for line in spark.sparkContext.textFile(log_file).collect()]
         added = [a["add"] for a in actions if "add" in a]
         removed = [a["remove"] for a in actions if "remove" in a]
+        # A file removed and added again with a deletion vector had rows deleted, not rewritten.
+        marked = {f["path"] for f in added if f.get("deletionVector")} & {f["path"] for f in removed}
 
         def records(files: list[dict[str, Any]]) -> int:
-            return sum(json.loads(f.get("stats") or "{}").get("numRecords", 0) for f in files)
+            return sum(json.loads(f.get("stats") or "{}").get("numRecords", 0) for f in files if f["path"] not in marked)
+
+        def cardinality(files: list[dict[str, Any]]) -> int:
+            return sum((f.get("deletionVector") or {}).get("cardinality", 0) for f in files if f["path"] in marked)
 
         commits.append(
             Commit(
                 version=row["version"],
                 operation=row["operation"],
-                partitions_added=frozenset(f["partitionValues"].get(partition_column) for f in added),
-                partitions_removed=frozenset(f["partitionValues"].get(partition_column) for f in removed),
+                partitions_added=frozenset(_delta_partition(f, partition_columns) for f in added),
+                partitions_removed=frozenset(_delta_partition(f, partition_columns) for f in removed),
                 records_added=records(added),
                 records_removed=records(removed),
                 files_added=len(added),
                 files_removed=len(removed),
+                rows_deleted=cardinality(added) - cardinality(removed),
             )
         )
     return commits
+
+
+def _delta_partition(action: dict[str, Any], partition_columns: list[tuple[str, str]]) -> tuple[Any, ...]:
+    """A file's partition values, typed like Iceberg's (Delta's log keeps them as strings)."""
+    from datetime import datetime
+
+    values: list[Any] = []
+    for column, type_name in partition_columns:
+        raw = action["partitionValues"].get(column)
+        if raw is None:
+            values.append(None)
+        elif type_name == "timestamp":
+            values.append(datetime.fromisoformat(raw))
+        elif type_name in ("integer", "long", "short"):
+            values.append(int(raw))
+        else:
+            values.append(raw)
+    return tuple(values)

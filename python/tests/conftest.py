@@ -16,8 +16,10 @@ from late_data.environment import prepare_environment
 from late_data.pipeline import RunReport, run_pipeline, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
 
-# Short settings keep the scenarios small: 10-minute late window, 5-minute partitions.
-TEST_VARS: dict[str, Any] = {"late_window_seconds": 600, "window_size_seconds": 60, "partition_size_seconds": 300}
+# Short settings keep the scenarios small: 10-minute late window, 5-minute partitions, 4 series buckets.
+TEST_VARS: dict[str, Any] = {
+    "late_window_seconds": 600, "window_size_seconds": 60, "partition_size_seconds": 300, "series_buckets": 4,
+}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -60,6 +62,11 @@ class Pipeline:
 
     def rows(self, table: str, order_by: str = "window_start, location") -> list[Any]:
         return self.spark.sql(f"select * from {table} order by {order_by}").collect()
+
+    def bucket_of(self, series_key: str) -> int:
+        """The series bucket of a location or page (the models' late_data_series_bucket)."""
+        buckets = int(self.project.setting("series_buckets"))
+        return int(self.spark.sql(f"select pmod(xxhash64('{series_key}'), {buckets})").first()[0])
 
 
 @pytest.fixture

@@ -6,8 +6,9 @@ from typing import Any
 
 from late_data.benchmarks import (
     HISTORY_SNAPSHOT,
-    SCHEDULED_RUN,
+    OURS,
     STRATEGIES,
+    WHOLE_RUN,
     BenchCell,
     BenchResult,
     CellMeasurement,
@@ -22,24 +23,24 @@ def test_quick_benchmark_runs_every_strategy_on_the_same_answers(project: Any, t
     measurement = bench_cell(project, BenchCell(locations=10, history_hours=2.1, lateness="sparse"), runs=2)
     results = measurement.results
     by_strategy = {result.strategy: result for result in results}
-    assert set(by_strategy) == {*STRATEGIES, SCHEDULED_RUN, HISTORY_SNAPSHOT}
+    assert set(by_strategy) == {*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT}
     assert all(result.median_s > 0 and result.runs == 2 for result in results)
-    # Sparse lateness: a run changes the newest partition and the one where a window became final;
-    # microbatch rewrites every partition of its hourly batches, a full refresh every 10-minute
-    # partition of the 2.1 hours of history and more.
-    assert 1 <= by_strategy["changed_partitions"].partitions_rewritten < by_strategy["microbatch"].partitions_rewritten
-    assert by_strategy["full_refresh"].partitions_rewritten >= 13 > by_strategy["microbatch"].partitions_rewritten
+    # Sparse lateness: this project rewrites the location buckets of the newest partition and of the
+    # one where windows became final, a fraction of the rows microbatch rewrites (every partition
+    # of its hourly batches); a full refresh rewrites every partition of the 2.1 hours of history.
+    assert 1 <= by_strategy[OURS].rows_written < by_strategy["microbatch"].rows_written
+    assert by_strategy["full_refresh"].partitions_rewritten >= 13
     assert by_strategy["microbatch"].files_rewritten > 0
-    # The history snapshot writes only into the partitions the run checked, and is part of the run.
-    assert 1 <= by_strategy[SCHEDULED_RUN].partitions_rewritten <= by_strategy["microbatch"].partitions_rewritten
-    assert 0 < by_strategy[HISTORY_SNAPSHOT].median_s < by_strategy[SCHEDULED_RUN].median_s
+    # The history snapshot writes only the versions of changed windows, and is part of the run.
+    assert 1 <= by_strategy[WHOLE_RUN].rows_written <= by_strategy[OURS].rows_written * 2
+    assert 0 < by_strategy[HISTORY_SNAPSHOT].median_s < by_strategy[WHOLE_RUN].median_s
     paths = write_bench_outputs([measurement], tmp_path, "test machine")
     assert [path.name for path in paths] == ["results.csv", "results.md", "results.png", "profile.md"]
     assert len(paths[0].read_text().splitlines()) == 1 + len(STRATEGIES) + 2
-    assert "| 10 | 2.1 | sparse |" in paths[1].read_text()
+    assert "| 10 | 2.1 | 1 | sparse |" in paths[1].read_text()
     # Where the time went, from dbt's log: the means model's query and its overwrite are there.
     profile = paths[3].read_text()
-    assert "compute: the model's query, staged to scratch | 1 |" in profile
+    assert "compute and stage: water_level_window_means | 1 |" in profile
     assert "write: insert overwrite analytics.water_level_window_means | 1 |" in profile
     assert all(measurement.profiles[strategy].spark_jobs > 0 for strategy in measurement.profiles)
 
@@ -48,15 +49,15 @@ def test_remeasured_cells_replace_only_their_own_rows(tmp_path) -> None:
     def measurement(locations: int, seconds: float) -> CellMeasurement:
         cell = BenchCell(locations=locations, history_hours=2, lateness="heavy")
         results = [
-            BenchResult(locations, 2, "heavy", strategy, 3, seconds, 1, 2)
-            for strategy in (*STRATEGIES, SCHEDULED_RUN, HISTORY_SNAPSHOT)
+            BenchResult(locations, 2, "heavy", 1.0, strategy, 3, seconds, 1, 2, 3)
+            for strategy in (*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT)
         ]
-        return CellMeasurement(cell, results, {"changed_partitions": RunProfile([], spark_jobs=locations)})
+        return CellMeasurement(cell, results, {OURS: RunProfile([], spark_jobs=locations)})
 
     write_bench_outputs([measurement(100, 1.0), measurement(1_000, 2.0)], tmp_path, "test machine")
     write_bench_outputs([measurement(1_000, 3.0)], tmp_path, "test machine", keep_other_cells=True)
     rows = (tmp_path / "results.csv").read_text().splitlines()[1:]
-    assert {(row.split(",")[0], row.split(",")[5]) for row in rows} == {("100", "1.0"), ("1000", "3.0")}
+    assert {(row.split(",")[0], row.split(",")[6]) for row in rows} == {("100", "1.0"), ("1000", "3.0")}
     assert len(rows) == 2 * (len(STRATEGIES) + 2)
     profile = (tmp_path / "profile.md").read_text()
     assert profile.count("## 100 locations") == 1 and profile.count("## 1,000 locations") == 1

@@ -23,7 +23,8 @@ def window_row(pipeline: Pipeline, location: str, window_start: datetime) -> dic
     return rows[0].asDict() if rows else None
 
 
-def touched_since(pipeline: Pipeline, version: int | None) -> set[datetime]:
+def touched_since(pipeline: Pipeline, version: int | None) -> set[tuple[datetime, int]]:
+    """(time partition, series bucket) of every partition the means table's commits touched."""
     fmt = pipeline.project.environment.table_format
     return set().union(*(c.partitions_touched for c in commits_after(pipeline.spark, pipeline.means_table, fmt, version)))
 
@@ -52,7 +53,9 @@ def test_same_count_correction_is_detected_and_fixed(pipeline: Pipeline) -> None
 
     corrected = window_row(pipeline, "harbour", at(0))
     assert (corrected["reading_count"], corrected["mean_value"]) == (2, 2.5)
-    assert touched_since(pipeline, before) == {at(0)}  # the 08:05 partition ("dock") is left alone
+    # Only harbour's bucket of the 08:00 partition: the 08:05 partition ("dock") and the other
+    # buckets of 08:00 are left alone.
+    assert touched_since(pipeline, before) == {(at(0), pipeline.bucket_of("harbour"))}
     assert report.partitions_rewritten == 1
 
 
@@ -69,7 +72,7 @@ def test_window_emptied_by_a_correction_is_cleared(pipeline: Pipeline) -> None:
 
     assert window_row(pipeline, "pier", at(1)) is None
     assert window_row(pipeline, "pier", at(6))["reading_count"] == 1
-    assert at(0) in touched_since(pipeline, before)
+    assert (at(0), pipeline.bucket_of("pier")) in touched_since(pipeline, before)
 
 
 def test_rows_later_than_the_late_window_are_kept_aside_and_change_nothing(pipeline: Pipeline) -> None:

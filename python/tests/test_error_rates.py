@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from pyspark.sql import functions as F
 
 from late_data.backfill import run_backfill
 from late_data.generator import PageScenario
@@ -38,7 +39,8 @@ def expected(pipeline: Pipeline, run_time: datetime) -> Any:
     )
 
 
-def touched_since(pipeline: Pipeline, version: int | None) -> set[datetime]:
+def touched_since(pipeline: Pipeline, version: int | None) -> set[tuple[datetime, int]]:
+    """(time partition, series bucket) of every partition the rates table's commits touched."""
     fmt = pipeline.project.environment.table_format
     return set().union(*(c.partitions_touched for c in commits_after(pipeline.spark, pipeline.rates_table, fmt, version)))
 
@@ -71,7 +73,12 @@ def scheduled_rates(project: Any) -> dict[str, Any]:
                 "report": report,
                 "comparison": comparison,
                 "touched": touched_since(pipeline, previous["version"]),
-                "oracle_changed": {partition_of(r["window_start"]) for r in changed.select("window_start").collect()},
+                "oracle_changed": {
+                    (partition_of(r["window_start"]), r["bucket"])
+                    for r in changed.select(
+                        "window_start", F.pmod(F.xxhash64("page"), F.lit(TEST_VARS["series_buckets"])).alias("bucket")
+                    ).collect()
+                },
             }
         )
         previous.update(run_time=report.run_time, version=version_of(pipeline))
@@ -164,13 +171,13 @@ def test_a_late_row_in_either_series_rewrites_only_its_partition(project: Any, t
     append_page_counts(pipeline.spark, errors, [PageCount("e2", "/home", at(0.7), 10, at(8.5))])  # late error
     pipeline.run(at(9))
     assert rate_row(pipeline, "/home", at(0))["error_rate_percent"] == 10.0
-    assert touched_since(pipeline, before) == {at(0)}
+    assert touched_since(pipeline, before) == {(at(0), pipeline.bucket_of("/home"))}
 
     before = version_of(pipeline)
     append_page_counts(pipeline.spark, views, [PageCount("v4", "/home", at(6.8), 100, at(9.5))])  # late views
     pipeline.run(at(10))
     assert rate_row(pipeline, "/home", at(6))["error_rate_percent"] == 25.0
-    assert touched_since(pipeline, before) == {at(5)}
+    assert touched_since(pipeline, before) == {(at(5), pipeline.bucket_of("/home"))}
 
     # Errors have 600 s, views 900 s: after 08:11 the 08:00 window is closed to errors, open to views.
     append_page_counts(pipeline.spark, errors, [PageCount("e3", "/home", at(0.8), 5, at(12.5))])  # too late

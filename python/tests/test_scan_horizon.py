@@ -17,6 +17,7 @@ from late_data.raw_tables import Reading, append_readings
 from tests.conftest import TEST_VARS, Pipeline
 
 ORIGIN = datetime(2026, 3, 4, 6, 0, 0)
+WRITE_DELAY_SECONDS = 300  # dbt_project.yml's default
 SETTINGS = WindowSettings(
     window_size_seconds=TEST_VARS["window_size_seconds"], late_window_seconds=TEST_VARS["late_window_seconds"]
 )
@@ -32,17 +33,21 @@ def local_path(file_path: str) -> Path:
 
 
 def files_before(pipeline: Pipeline, horizon: datetime) -> list[Path]:
-    """Data files of the raw, result and history tables that hold nothing a run with this horizon
-    needs: raw files whose every row happened and arrived before it, result and history files of
-    partitions before it."""
+    """Data files of the raw, versions, result and history tables that hold nothing a run with this
+    horizon needs: raw and versions files whose every row happened and arrived before it, result
+    and history files of partitions before it."""
     at = f"timestamp'{horizon:%Y-%m-%d %H:%M:%S}'"
     schema = pipeline.project.target_schema()
-    raw = pipeline.spark.sql(
-        f"""
-        select file_path from {pipeline.raw_table}.files
-        where readable_metrics.event_time.upper_bound < {at} and readable_metrics.ingested_at.upper_bound < {at}
-        """
-    ).collect()
+    raw = [
+        row
+        for table in (pipeline.raw_table, f"{schema}.int_water_level_readings__versions")
+        for row in pipeline.spark.sql(
+            f"""
+            select file_path from {table}.files
+            where readable_metrics.event_time.upper_bound < {at} and readable_metrics.ingested_at.upper_bound < {at}
+            """
+        ).collect()
+    ]
     results = [
         row
         for table in (pipeline.means_table, f"{schema}.water_level_window_means_history")
@@ -61,8 +66,11 @@ def test_a_scheduled_run_reads_no_file_older_than_its_horizon(pipeline: Pipeline
     last = reports[-1].run_time
     run_time = last + interval
     feed(last, run_time)
-    # The first partition the next run checks: the late window (plus a window) before the last run.
-    horizon = partition_of(last - timedelta(seconds=TEST_VARS["late_window_seconds"] + TEST_VARS["window_size_seconds"]))
+    # The oldest partition the next run can change: the late window (plus a window, plus the write
+    # delay a raw row may have) before the last run.
+    horizon = partition_of(last - timedelta(
+        seconds=TEST_VARS["late_window_seconds"] + TEST_VARS["window_size_seconds"] + WRITE_DELAY_SECONDS
+    ))
     hidden = files_before(pipeline, horizon)
     assert len(hidden) >= 10, "the history should hold files the run does not need"
     moved = {path: tmp_path / f"{index}.parquet" for index, path in enumerate(hidden)}

@@ -2,9 +2,11 @@
     {#- dbt-spark's version with one change: drop, then create. With Iceberg's SparkSessionCatalog
         over a Hive metastore, CREATE OR REPLACE VIEW keeps the old SQL text of an existing view
         (apache/iceberg#15490), so a changed model or var would silently keep serving the old
-        query. Not atomic: a reader may miss the view for the instant between the statements. -#}
+        query. Not atomic: a reader may miss the view for the instant between the statements.
+        adapter.execute, not run_query: through a Thrift Server a statement without result
+        columns fails in run_query's fetch. -#}
     {%- if execute -%}
-        {%- do run_query('drop view if exists ' ~ relation) -%}
+        {%- do adapter.execute('drop view if exists ' ~ relation) -%}
     {%- endif %}
     create view {{ relation }}
     {% if config.persist_column_docs() -%}

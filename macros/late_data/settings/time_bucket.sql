@@ -15,3 +15,12 @@
 {% macro default__late_data_add_seconds(timestamp_expression, seconds) %}
     {{ timestamp_expression }} + interval {{ seconds }} second
 {%- endmacro %}
+
+
+{% macro late_data_floor_to_partition(moment, partition_size_seconds=none) %}
+    {#- The start of the partition holding a datetime. -#}
+    {%- set size = partition_size_seconds or late_data_partition_size_seconds() -%}
+    {%- set epoch = modules.datetime.datetime(1970, 1, 1) -%}
+    {%- set seconds = ((moment - epoch).total_seconds() | int) // size * size -%}
+    {{- return(epoch + modules.datetime.timedelta(seconds=seconds)) -}}
+{% endmacro %}

@@ -54,3 +54,14 @@
     {%- endif -%}
     {{- return(backfill) -}}
 {% endmacro %}
+
+
+{% macro late_data_reconcile() %}
+    {#- Whether var `reconcile` asks this run to recompute its checked windows from raw and repair
+        any the arrival-driven path got wrong. -#}
+    {%- set raw = var('reconcile', false) -%}
+    {%- if raw not in [true, false, 'true', 'false', 'True', 'False', 1, 0, none] -%}
+        {%- do exceptions.raise_compiler_error("var reconcile must be true or false, not " ~ raw) -%}
+    {%- endif -%}
+    {{- return(raw in [true, 'true', 'True', 1]) -}}
+{% endmacro %}

@@ -1,0 +1,96 @@
+{% macro late_data_history_candidates(result_relation) %}
+    {#- SQL predicate over `result_relation` selecting the windows a late-data history snapshot
+        ({{ this }}) compares in this run (late_data_history_plan): those whose published numbers
+        or status changed since the history's last run (computed_at after it: the table format
+        skips every file not rewritten since), everything for a new history or a rebuilt result,
+        nothing when the result model did not run. -#}
+    {%- set plan = late_data_history_plan(result_relation) -%}
+    {%- if plan.scope == 'since' -%}
+        {{- return('computed_at > ' ~ late_data_timestamp_literal(plan.since)) -}}
+    {%- endif -%}
+    {{- return({'all': 'true', 'none': 'false'}[plan.scope]) -}}
+{% endmacro %}
+
+
+{% macro late_data_history_plan(result_relation=none) %}
+    {#- How a late-data history snapshot ({{ this }}) brings itself up to date with its result model,
+        worked out once per run (the staging reads it again), as {scope, since, catching_up,
+        vanished, checked_from}:
+        - 'since': the windows whose published numbers or status changed after the history's last
+          run (`since`), and the windows that vanished since: `vanished`, those this invocation's
+          run of the result model found, and when `catching_up` (the history missed a run of the
+          result model: its snapshot failed or was not selected) those the audit records;
+        - 'all': the history is new or its last run unknown, or the result was rebuilt in this
+          invocation: every window;
+        - 'none': the result model did not run since the history's last run.
+        A failed snapshot loses nothing: the result model holds its next run until the history has
+        recorded what it published (late_data_histories_behind). -#}
+    {%- set state = late_data_invocation_state() -%}
+    {%- set key = 'history_plan:' ~ this.identifier -%}
+    {%- if key in state or result_relation is none -%}
+        {{- return(state.get(key, {'scope': 'all', 'since': none, 'catching_up': false, 'vanished': [], 'checked_from': none})) -}}
+    {%- endif -%}
+    {%- set written = late_data_written(result_relation) if execute else none -%}
+    {%- set history_last = late_data_last_run(this).get('any_run_time') if execute else none -%}
+    {%- set result_last = late_data_last_run(result_relation).get('any_run_time') if execute else none -%}
+    {%- set catching_up = history_last is not none and result_last is not none and history_last < result_last -%}
+    {%- if not execute or history_last is none or not late_data_relation_exists(this) or (written and written.mode == 'rebuild') -%}
+        {%- set plan = {'scope': 'all', 'since': history_last, 'catching_up': history_last is not none, 'vanished': [], 'checked_from': none} -%}
+    {%- elif written is none and not catching_up -%}
+        {%- set plan = {'scope': 'none', 'since': history_last, 'catching_up': false, 'vanished': [], 'checked_from': none} -%}
+    {%- else -%}
+        {%- set plan = {
+            'scope': 'since', 'since': history_last, 'catching_up': catching_up,
+            'vanished': (written or {}).get('vanished', []),
+            'checked_from': none if catching_up else (written or {}).get('checked_from'),
+        } -%}
+    {%- endif -%}
+    {%- if execute -%}{%- do state.update({key: plan}) -%}{%- endif -%}
+    {{- return(plan) -}}
+{% endmacro %}
+
+
+{% macro late_data_histories_behind(result) %}
+    {#- The late-data history snapshots of `result` selected in this invocation that missed a run
+        of it (the history's last successful run is older than the result's): the result model
+        holds its run so they can record what it published, exactly, before it moves on. -#}
+    {%- set behind = [] -%}
+    {%- set result_last = late_data_last_run(result).get('any_run_time') -%}
+    {%- for node in graph.nodes.values()
+        if node.resource_type == 'snapshot' and 'late_data_history' in node.tags
+        and node.unique_id in selected_resources and model.unique_id in node.depends_on.nodes -%}
+        {%- set history_last = late_data_last_run(api.Relation.create(identifier=node.alias)).get('any_run_time') -%}
+        {%- if result_last is not none and history_last is not none and history_last < result_last -%}
+            {%- do behind.append(node.name) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{- return(behind) -}}
+{% endmacro %}
+
+
+{% macro late_data_window_key(key_columns) %}
+    {#- The text key of a window, e.g. location|window_start: the history snapshots' unique key and
+        how the audit names vanished windows. -#}
+    concat_ws('|', {% for column in key_columns %}cast({{ column }} as string){{ ', ' if not loop.last }}{% endfor %})
+{%- endmacro %}
+
+
+{% macro late_data_relation_exists(relation) %}
+    {{- return(execute and load_relation(relation) is not none) -}}
+{% endmacro %}
+
+
+{% macro late_data_history_table_properties() %}
+    {#- Table properties of a late-data history: closing a version marks its row deleted (Iceberg
+        merge-on-read, Delta deletion vectors) instead of rewriting every file that holds a
+        replaced version, so a run writes what changed; late_data_maintain_tables compacts. -#}
+    {%- if env_var('LATE_DATA_TABLE_FORMAT', 'iceberg') == 'iceberg' -%}
+        {{- return({
+            'format-version': '2',
+            'write.merge.mode': 'merge-on-read',
+            'write.update.mode': 'merge-on-read',
+            'write.delete.mode': 'merge-on-read',
+        }) -}}
+    {%- endif -%}
+    {{- return({'delta.enableDeletionVectors': 'true'}) -}}
+{% endmacro %}

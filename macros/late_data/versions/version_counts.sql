@@ -1,0 +1,243 @@
+{% macro late_data_version_counts(
+    versions, late_window_seconds, series_key, counted_for, listed_for=[], event_key_columns=['event_id'],
+    tie_breaker_columns=[], version_late_window=none
+) %}
+    {#- A select of the row versions in `versions` (a versions table: typed source rows plus
+        loaded_at) that the result model `counted_for` and the too-late listings `listed_for`
+        (model names) must look at in this run, windowed, with their version chain and:
+        - counts_now: the version counts toward its window as of the run time (it is the newest
+          version of its event at least(run_time, final_at));
+        - counted_before: it counted at the result model's previous run, as of that run time,
+          among the versions loaded by then (false when it rebuilds);
+        - written_late: loaded since that run though stamped before it by more than
+          write_delay_seconds (a scheduled run does not look that far back; reconciliation does);
+        - version_final_at: when the version's window stops accepting it (final_at, unless
+          `version_late_window` gives each source its own late window: see late_data_windowed);
+        - previous_version_final_at: version_final_at of the version it replaces.
+        Which versions (late_data_count_plan): on a scheduled run only the events that received a
+        version since the previous run of either model, with their versions that can still change a
+        window, so the cost follows the arrivals; when either model is built from scratch, every
+        version; on a reconcile or backfill run every version of the checked partitions and every
+        version that arrived since the earliest of them. -#}
+    {%- set plan = late_data_count_plan(versions, late_window_seconds, counted_for, listed_for) -%}
+    {%- set keys = event_key_columns | join(', ') -%}
+    {%- set chain_order = (['ingested_at', 'event_time'] + tie_breaker_columns) | join(', ') -%}
+    {%- set run_time = late_data_run_time() -%}
+    {%- set counted_run = late_data_timestamp_literal(plan.counted_run_time) if plan.counted_run_time else none -%}
+    {%- set version_final_at = 'version_final_at' if version_late_window else 'final_at' %}
+    with
+
+    {%- if plan.arrived_since %}
+
+    arrived_events as (
+
+        select distinct {{ keys }}
+        from {{ versions }}
+        where
+            (loaded_at > {{ late_data_timestamp_literal(plan.arrived_since) }} or ingested_at > {{ late_data_timestamp_literal(plan.arrived_since) }})
+            and ingested_at <= {{ run_time }}
+
+    ),
+    {%- endif %}
+
+    selected_versions as (
+
+        select selected.*
+        from {{ versions }} as selected
+        {%- if plan.arrived_since %}
+        left semi join arrived_events
+            on
+            {%- for key in event_key_columns %}
+                selected.{{ key }} = arrived_events.{{ key }}{{ ' and' if not loop.last }}
+            {%- endfor %}
+        {%- endif %}
+        where selected.ingested_at <= {{ run_time }} and {{ plan.lookup }}
+
+    ),
+
+    windowed_versions as (
+
+        {{ late_data_windowed('selected_versions', late_window_seconds, series_key, version_late_window) }}
+
+    ),
+
+    chained_versions as (
+
+        select
+            *,
+            min(ingested_at) over later_versions as superseded_at,
+            {%- if counted_run %}
+            min(if(loaded_at <= {{ counted_run }} and ingested_at <= {{ counted_run }}, ingested_at, null))
+                over later_versions as superseded_before,
+            {%- else %}
+            {#- Kept so every run writes the same columns in the same order. #}
+            cast(null as timestamp) as superseded_before,
+            {%- endif %}
+            lag({{ version_final_at }}) over event_versions as previous_version_final_at
+        from windowed_versions
+        window
+            event_versions as (partition by {{ keys }} order by {{ chain_order }}),
+            later_versions as (
+                partition by {{ keys }} order by {{ chain_order }} rows between 1 following and unbounded following
+            )
+
+    )
+
+    select
+        *,
+        {%- if not version_late_window %}
+        final_at as version_final_at,
+        {%- endif %}
+        {{ late_data_counts_as_of(late_data_judged_at(run_time, version_final_at)) }} as counts_now,
+        {%- if counted_run %}
+        loaded_at <= {{ counted_run }}
+        and {{ late_data_counts_as_of('least(' ~ counted_run ~ ', ' ~ version_final_at ~ ')', 'superseded_before') }} as counted_before,
+        loaded_at > {{ counted_run }} and ingested_at < {{ late_data_timestamp_literal(
+            plan.counted_run_time - modules.datetime.timedelta(seconds=late_data_write_delay_seconds())
+        ) }} as written_late
+        {%- else %}
+        false as counted_before,
+        false as written_late
+        {%- endif %}
+    from chained_versions
+{%- endmacro %}
+
+
+{% macro late_data_run_mode(target=none) %}
+    {#- How a result model (`target`, default the model being built) reads the versions in this run,
+        as {mode, previous_run_time}: 'rebuild' (first build or --full-refresh: every version),
+        'delta' (a scheduled run: the arrivals since its previous run and the versions they can
+        affect) or 'recompute' (reconcile or backfill, or a table whose previous run the audit does
+        not know: every version of the checked range, compared with what is stored).
+        previous_run_time: the run its stored state reflects (none on rebuilds and backfills). -#}
+    {%- set target = target or this -%}
+    {%- set incremental = is_incremental() if target.identifier == this.identifier
+        else (late_data_relation_exists(target) and not flags.FULL_REFRESH) -%}
+    {%- if not incremental -%}
+        {{- return({'mode': 'rebuild', 'previous_run_time': none}) -}}
+    {%- endif -%}
+    {%- set run_time = late_data_run_time_value() -%}
+    {%- set previous_run_time = late_data_last_run_time(target) -%}
+    {%- if previous_run_time is not none and run_time < previous_run_time and not late_data_backfill() -%}
+        {%- do exceptions.raise_compiler_error(
+            "run_time " ~ run_time ~ " is before the last run of " ~ target.identifier ~ " (" ~ previous_run_time
+            ~ "): runs must move forward; rebuild with --full-refresh to start over"
+        ) -%}
+    {%- endif -%}
+    {%- if late_data_backfill() -%}
+        {{- return({'mode': 'recompute', 'previous_run_time': none}) -}}
+    {%- endif -%}
+    {%- if previous_run_time is none or late_data_reconcile() -%}
+        {{- return({'mode': 'recompute', 'previous_run_time': previous_run_time}) -}}
+    {%- endif -%}
+    {{- return({'mode': 'delta', 'previous_run_time': previous_run_time}) -}}
+{% endmacro %}
+
+
+{% macro late_data_listing_since(target=none) %}
+    {#- The run time a too-late listing (`target`, default the model being built) lists arrivals
+        after: its previous run, or none when it is built from scratch (then it lists every version). -#}
+    {%- set target = target or this -%}
+    {%- set incremental = is_incremental() if target.identifier == this.identifier
+        else (late_data_relation_exists(target) and not flags.FULL_REFRESH) -%}
+    {{- return(late_data_last_run_time(target) if incremental else none) -}}
+{% endmacro %}
+
+
+{% macro late_data_count_plan(versions, late_window_seconds, counted_for, listed_for=[]) %}
+    {#- What late_data_version_counts reads from `versions` in this run, for the result model
+        `counted_for` and the listings `listed_for` (model names): {mode (the result model's,
+        late_data_run_mode), counted_run_time (the previous run its counted_before refers to),
+        arrived_since (only events with a version arrived after it; none: no such restriction),
+        lookup (SQL predicate), checked (the recomputed range, or none)}. Recorded for the models
+        that read the counts (late_data_check_version_counts). -#}
+    {%- set result = api.Relation.create(schema=this.schema, identifier=counted_for, type='table') -%}
+    {%- set run_mode = late_data_run_mode(result) if execute else {'mode': 'rebuild', 'previous_run_time': none} -%}
+    {%- set since = [] -%}
+    {%- set everything = [run_mode.mode == 'rebuild'] -%}
+    {%- for listing in listed_for -%}
+        {%- set listed_since = late_data_listing_since(api.Relation.create(schema=this.schema, identifier=listing, type='table')) if execute else none -%}
+        {%- if listed_since is none -%}{%- do everything.append(true) -%}{%- else -%}{%- do since.append(listed_since) -%}{%- endif -%}
+    {%- endfor -%}
+    {%- if run_mode.mode == 'recompute' -%}
+        {%- set checked = late_data_checked_range_after(result, late_data_last_run_time(result), late_window_seconds)
+            if run_mode.previous_run_time or late_data_backfill() else none -%}
+        {%- set plan = {
+            'mode': 'recompute', 'counted_run_time': run_mode.previous_run_time, 'arrived_since': none,
+            'lookup': 'true' if true in everything else late_data_checked_versions(versions, checked), 'checked': checked,
+        } -%}
+    {%- elif true in everything -%}
+        {%- set plan = {'mode': run_mode.mode, 'counted_run_time': run_mode.previous_run_time, 'arrived_since': none, 'lookup': 'true', 'checked': none} -%}
+    {%- else -%}
+        {#- A version whose count can change since the earliest of the previous runs lies in a window
+            not yet final then (or at the stamp of a version written up to write_delay_seconds late),
+            or arrived after that; so does every version chained to it. -#}
+        {%- set arrived_since = (since + [run_mode.previous_run_time]) | min -%}
+        {%- set horizon = arrived_since - modules.datetime.timedelta(
+            seconds=late_data_write_delay_seconds() + late_window_seconds + late_data_window_size_seconds()
+        ) -%}
+        {%- set plan = {
+            'mode': 'delta', 'counted_run_time': run_mode.previous_run_time, 'arrived_since': arrived_since,
+            'lookup': '(event_time >= ' ~ late_data_timestamp_literal(horizon) ~ ' or ingested_at >= '
+                ~ late_data_timestamp_literal(horizon) ~ ')',
+            'checked': {'lower': late_data_floor_to_partition(horizon), 'upper': none},
+        } -%}
+    {%- endif -%}
+    {%- if execute -%}
+        {#- covered_since: every version that arrived after it is in the counts (none: every version). -#}
+        {%- set covered_since = none if plan.lookup == 'true' else (plan.arrived_since or plan.checked.lower) -%}
+        {%- do late_data_record_write(this, {
+            'mode': plan.mode, 'counted_for': counted_for, 'counted_run_time': plan.counted_run_time,
+            'covered_since': covered_since,
+        }) -%}
+    {%- endif -%}
+    {{- return(plan) -}}
+{% endmacro %}
+
+
+{% macro late_data_check_version_counts(version_counts, listing=false) %}
+    {#- A model that reads a version-counts model must run in the same invocation, after it, and
+        the counts must have been worked out for this model's state: otherwise they are stale or
+        partial and the run fails, saying what to build. -#}
+    {%- if not execute or flags.WHICH not in ('run', 'build') -%}{{ return('') }}{%- endif -%}
+    {%- set counts = late_data_written(version_counts) -%}
+    {%- set problem = none -%}
+    {%- if counts is none -%}
+        {%- set problem = 'was not built in this invocation' -%}
+    {%- elif listing -%}
+        {%- set since = late_data_listing_since() -%}
+        {%- if counts.covered_since is not none and (since is none or since < counts.covered_since) -%}
+            {%- set problem = 'holds the arrivals since ' ~ counts.covered_since ~ ', not since ' ~ since -%}
+        {%- endif -%}
+    {%- elif counts.counted_for != this.identifier or counts.counted_run_time != late_data_run_mode().previous_run_time -%}
+        {%- set problem = 'was worked out for another run of ' ~ counts.counted_for -%}
+    {%- endif -%}
+    {%- if problem -%}
+        {%- do exceptions.raise_compiler_error(
+            version_counts.identifier ~ " " ~ problem ~ ": build it with " ~ this.identifier
+            ~ " in one invocation, e.g. dbt build --select +" ~ this.identifier
+        ) -%}
+    {%- endif -%}
+{% endmacro %}
+
+
+{% macro late_data_checked_versions(versions, checked) %}
+    {#- SQL predicate over `versions` selecting what a recomputation of the `checked` range needs:
+        every version whose event time lies in it, and every version that arrived since the
+        earliest arrival among those (so every later version of an event in range is chained, a
+        correction that moved it out of the range included). 'true' without a range. Runs one
+        small query (the earliest arrival). -#}
+    {%- if checked is none -%}
+        {{- return('true') -}}
+    {%- endif -%}
+    {%- set in_range = 'event_time >= ' ~ late_data_timestamp_literal(checked.lower) -%}
+    {%- if checked.upper is not none -%}
+        {%- set in_range = in_range ~ ' and event_time < ' ~ late_data_timestamp_literal(checked.upper) -%}
+    {%- endif -%}
+    {%- if not execute -%}
+        {{- return(in_range) -}}
+    {%- endif -%}
+    {%- set earliest_arrival = run_query('select min(ingested_at) from ' ~ versions ~ ' where ' ~ in_range).columns[0].values()[0] -%}
+    {%- set arrived_from = [earliest_arrival, checked.lower] | min if earliest_arrival is not none else checked.lower -%}
+    {{- return('((' ~ in_range ~ ') or ingested_at >= ' ~ late_data_timestamp_literal(arrived_from) ~ ')') -}}
+{% endmacro %}

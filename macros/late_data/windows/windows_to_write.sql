@@ -1,0 +1,293 @@
+{% macro late_data_windows_to_write(window_checksums, key_columns, checksums, late_window_seconds) %}
+    {#- A select of the rows a late-data result model writes, from `window_checksums` (a
+        late_data_window_checksums select with the same `checksums`), with the window's status
+        (is_final), computed_at and invocation_id (the run that last changed its published numbers
+        or status):
+        - first build or --full-refresh: every window;
+        - scheduled run: every window of the partitions (time partition and series bucket) where a
+          window changed or became final since the previous run, its stored checksums plus what
+          changed, in one pass over the changes and the stored rows of those partitions only;
+        - reconcile or backfill: the checked range recomputed and compared with what is stored;
+          every window of the partitions where one differs.
+        On incremental runs each row also says what happened to it, `window_change`: 'published'
+        (count, sum or status changed), 'checksum' (only the digest changed), 'unchanged' (kept in a
+        rewritten partition) or 'vanished' (no counted version left: a correction moved its only
+        reading; a marker row that the write deletes), and `window_repaired` (reconcile: the
+        recomputation disagreed with what the arrival-driven path would have stored).
+        A run holds (writes nothing, and its changes wait for the next run) while a history
+        snapshot of the model, selected in this invocation, has not recorded the model's last run. -#}
+    {%- set run_mode = late_data_run_mode() if execute else {'mode': 'rebuild', 'previous_run_time': none} -%}
+    {%- set count_column = (checksums.keys() | list)[0] -%}
+    {%- set held = execute and run_mode.mode != 'rebuild' and late_data_histories_behind(this) -%}
+    {%- if held and late_data_backfill() -%}
+        {%- do exceptions.raise_compiler_error(
+            "history snapshot " ~ held | join(', ') ~ " missed a run of " ~ this.identifier
+            ~ ": run a scheduled run first, so it records what that run published"
+        ) -%}
+    {%- endif -%}
+    {%- if execute -%}
+        {%- do late_data_check_series_buckets(this) -%}
+        {%- do late_data_record_write(this, {'mode': 'held' if held else run_mode.mode, 'key_columns': key_columns}) -%}
+        {%- if held -%}
+            {%- do log('late-data: ' ~ this.identifier ~ ' holds this run: ' ~ held | join(', ')
+                ~ ' missed its last run and records it first', info=true) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- if held %}
+    select * from (
+    {%- endif -%}
+    {%- if run_mode.mode == 'rebuild' %}
+    select
+        *,
+        final_at <= {{ late_data_run_time() }} as is_final,
+        {{ late_data_run_time() }} as computed_at,
+        '{{ invocation_id }}' as invocation_id
+    from {{ window_checksums }}
+    where {{ count_column }} > 0
+    {%- elif run_mode.mode == 'delta' %}
+    {{- late_data_updated_windows(window_checksums, key_columns, checksums, late_window_seconds, run_mode.previous_run_time) }}
+    {%- else %}
+    {{- late_data_recomputed_windows(window_checksums, key_columns, checksums, late_window_seconds, run_mode.previous_run_time) }}
+    {%- endif %}
+    {%- if held %}
+    ) as held_windows
+    where false
+    {%- endif %}
+{%- endmacro %}
+
+
+{% macro late_data_updated_windows(window_checksums, key_columns, checksums, late_window_seconds, previous_run_time) %}
+    {#- The scheduled path of late_data_windows_to_write: stored checksums plus changes. -#}
+    {%- set run_time = late_data_run_time() -%}
+    {%- set count_column = (checksums.keys() | list)[0] -%}
+    {%- set until_final = modules.datetime.timedelta(seconds=late_window_seconds + late_data_window_size_seconds()) -%}
+    {%- set horizon = previous_run_time - until_final - modules.datetime.timedelta(seconds=late_data_write_delay_seconds()) -%}
+    {%- set lowest_partition = late_data_timestamp_literal(late_data_floor_to_partition(horizon)) -%}
+    {%- do late_data_record_write(this, {'checked_from': late_data_floor_to_partition(horizon)}) %}
+    with
+
+    window_changes as (
+
+        select *
+        from {{ window_checksums }}
+        where not (
+            {%- for name in checksums %}
+            {{ name }}__change = 0{{ ' and' if not loop.last }}
+            {%- endfor %}
+        )
+
+    ),
+
+    windows_becoming_final as (
+
+        select partition_start, series_bucket
+        from {{ this }}
+        where
+            partition_start >= {{ lowest_partition }}
+            and partition_start <= {{ late_data_timestamp_literal(late_data_run_time_value() - until_final) }}
+            and not is_final
+            and final_at <= {{ run_time }}
+
+    ),
+
+    rewritten_partitions as (
+
+        select partition_start, series_bucket from window_changes
+        union
+        select partition_start, series_bucket from windows_becoming_final
+
+    ),
+
+    stored_windows as (
+
+        select stored.*
+        from {{ this }} as stored
+        left semi join rewritten_partitions
+            on
+                stored.partition_start = rewritten_partitions.partition_start
+                and stored.series_bucket = rewritten_partitions.series_bucket
+        where stored.partition_start >= {{ lowest_partition }}
+
+    ),
+
+    updated_windows as (
+
+        select
+            {%- for column in key_columns + ['final_at', 'partition_start', 'series_bucket'] %}
+            coalesce(stored.{{ column }}, changes.{{ column }}) as {{ column }},
+            {%- endfor %}
+            {%- for name, spec in checksums.items() %}
+            cast(coalesce(stored.{{ name }}, 0) as {{ spec.addend_type }})
+            + cast(coalesce(changes.{{ name }}__change, 0) as {{ spec.addend_type }}) as {{ name }},
+            stored.{{ name }} as stored_{{ name }},
+            {%- endfor %}
+            stored.is_final as stored_is_final,
+            stored.computed_at as stored_computed_at,
+            stored.invocation_id as stored_invocation_id
+        from stored_windows as stored
+        full outer join window_changes as changes
+            on
+            {%- for key in key_columns %}
+                stored.{{ key }} = changes.{{ key }}{{ ' and' if not loop.last }}
+            {%- endfor %}
+
+    )
+
+    {{ late_data_written_windows('updated_windows', key_columns, checksums) }}
+{%- endmacro %}
+
+
+{% macro late_data_recomputed_windows(window_checksums, key_columns, checksums, late_window_seconds, previous_run_time) %}
+    {#- The reconcile and backfill path of late_data_windows_to_write: the checked range recomputed
+        and compared with what is stored; with a previous run (reconcile), also with what the
+        arrival-driven path would have stored, to count the windows repaired. -#}
+    {%- set checked = late_data_checked_range_after(this, late_data_last_run_time(this), late_window_seconds) -%}
+    {%- do late_data_record_write(this, {'checked_from': checked.lower}) %}
+    with
+
+    fresh_windows as (
+
+        select *
+        from {{ window_checksums }}
+        where {{ late_data_range_predicate(checked) }}
+
+    ),
+
+    stored_windows as (
+
+        select *
+        from {{ this }}
+        where {{ late_data_range_predicate(checked) }}
+
+    ),
+
+    compared_windows as (
+
+        select
+            {%- for column in key_columns + ['final_at', 'partition_start', 'series_bucket'] %}
+            coalesce(stored.{{ column }}, fresh.{{ column }}) as {{ column }},
+            {%- endfor %}
+            {%- for name, spec in checksums.items() %}
+            cast(coalesce(fresh.{{ name }}, 0) as {{ spec.type }}) as {{ name }},
+            stored.{{ name }} as stored_{{ name }},
+            {%- endfor %}
+            {%- if previous_run_time is not none %}
+            -- Repaired: what the arrival-driven path would have stored (stored plus what changed)
+            -- differs from the recomputation, or a row written too late for it changed the window.
+            not (
+                {%- for name, spec in checksums.items() %}
+                coalesce(fresh.{{ name }}, 0) = cast(coalesce(stored.{{ name }}, 0) as {{ spec.addend_type }})
+                + cast(coalesce(fresh.{{ name }}__change, 0) as {{ spec.addend_type }}) and
+                {%- endfor %}
+                not coalesce(fresh.changed_by_late_write, false)
+            ) as window_repaired,
+            {%- endif %}
+            stored.is_final as stored_is_final,
+            stored.computed_at as stored_computed_at,
+            stored.invocation_id as stored_invocation_id
+        from stored_windows as stored
+        full outer join fresh_windows as fresh
+            on
+            {%- for key in key_columns %}
+                stored.{{ key }} = fresh.{{ key }}{{ ' and' if not loop.last }}
+            {%- endfor %}
+        where stored.{{ key_columns[0] }} is not null or fresh.{{ (checksums.keys() | list)[0] }} > 0
+
+    ),
+
+    compared_partitions as (
+
+        select
+            *,
+            max(not (
+                {%- for name in checksums %}
+                {{ name }} <=> stored_{{ name }} and
+                {%- endfor %}
+                final_at <= {{ late_data_run_time() }} <=> stored_is_final
+            )) over (partition by partition_start, series_bucket) as is_partition_changed
+        from compared_windows
+
+    ),
+
+    updated_windows as (
+
+        select * from compared_partitions where is_partition_changed
+
+    )
+
+    {{ late_data_written_windows('updated_windows', key_columns, checksums, repaired=previous_run_time is not none) }}
+{%- endmacro %}
+
+
+{% macro late_data_written_windows(updated_windows, key_columns, checksums, repaired=false) %}
+    {#- The final select of an incremental late_data_windows_to_write: `updated_windows` (new
+        checksums next to the stored_* ones) with status, window_change, computed_at and
+        invocation_id. A negative count means the stored checksums drifted from the versions:
+        the run fails rather than publish it. -#}
+    {%- set run_time = late_data_run_time() -%}
+    {%- set names = checksums.keys() | list -%}
+    {%- set count_column = names[0] -%}
+    {%- set published = [] -%}
+    {%- for name, spec in checksums.items() if spec.published -%}{%- do published.append(name) -%}{%- endfor %}
+    select
+        {%- for column in key_columns + ['final_at', 'partition_start', 'series_bucket'] %}
+        {{ column }},
+        {%- endfor %}
+        if(
+            {{ count_column }} < 0,
+            cast(raise_error(concat(
+                'late-data: the stored {{ count_column }} of {{ this.identifier }} window ',
+                concat_ws('|', {% for key in key_columns %}cast({{ key }} as string){{ ', ' if not loop.last }}{% endfor %}),
+                ' would become negative: the stored checksums drifted; run late-data reconcile'
+            )) as bigint),
+            {{ count_column }}
+        ) as {{ count_column }},
+        {%- for name, spec in checksums.items() if name != count_column %}
+        cast({{ name }} as {{ spec.type }}) as {{ name }},
+        {%- endfor %}
+        final_at <= {{ run_time }} as is_final,
+        window_change,
+        if(window_change = 'published', {{ run_time }}, stored_computed_at) as computed_at,
+        if(window_change = 'published', '{{ invocation_id }}', stored_invocation_id) as invocation_id,
+        {{ 'window_repaired' if repaired else 'false' }} as window_repaired
+    from (
+        select
+            *,
+            case
+                when {{ count_column }} = 0 then 'vanished'
+                when stored_{{ count_column }} is null then 'published'
+                when not (
+                    {%- for name in published %}
+                    {{ name }} <=> stored_{{ name }} and
+                    {%- endfor %}
+                    final_at <= {{ run_time }} <=> stored_is_final
+                ) then 'published'
+                when not (
+                    {%- for name in names %}
+                    {{ name }} <=> stored_{{ name }}{{ ' and' if not loop.last }}
+                    {%- endfor %}
+                ) then 'checksum'
+                else 'unchanged'
+            end as window_change
+        from {{ updated_windows }}
+    )
+{%- endmacro %}
+
+
+{% macro late_data_write_columns() %}
+    {#- The helper columns late_data_windows_to_write adds on incremental runs, for a result model's
+        final select; the write step reads them and keeps them out of the table. -#}
+    {{- return(', window_change, window_repaired' if is_incremental() else '') -}}
+{% endmacro %}
+
+
+{% macro late_data_check_series_buckets(target) %}
+    {#- A result table's partitions are buckets of var `series_buckets`: changing it needs a rebuild. -#}
+    {%- set last_buckets = late_data_last_run(target).get('series_buckets') -%}
+    {%- if is_incremental() and last_buckets is not none and last_buckets != late_data_series_buckets() -%}
+        {%- do exceptions.raise_compiler_error(
+            "var series_buckets=" ~ late_data_series_buckets() ~ " differs from the " ~ last_buckets ~ " that "
+            ~ target.identifier ~ " was built with: rebuild it with --full-refresh"
+        ) -%}
+    {%- endif -%}
+{% endmacro %}
