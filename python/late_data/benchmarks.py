@@ -35,6 +35,8 @@ BENCH_LATENESS = {
 OURS = "late_data"
 STRATEGIES = (OURS, "microbatch", "full_refresh", "floor")
 WHOLE_RUN = "whole_run"
+# The same whole run with dbt on the `thrift` target (`late-data bench --thrift`, cluster up).
+THRIFT_WHOLE_RUN = "thrift_whole_run"
 HISTORY_SNAPSHOT = "history_snapshot"
 # The product's window size, 10-minute partitions; the late window is the cell's.
 BENCH_VARS = {"window_size_seconds": 60, "partition_size_seconds": 600, "late_data_bench": True}
@@ -139,9 +141,59 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> CellMeasureme
     task runs at every minute of the hour, and microbatch's hourly batches cost more late in the
     hour), each one minute after an untimed run that brings every table up to date. Then time as
     many whole scheduled runs of this project over the next hour, the same way."""
+    spark, schema = project.spark, project.target_schema()
+    feed, history_end = _built_history(project, cell)
+    # The peers start from the same table (built batch by batch, a week of history would take hours).
+    for table in (MICROBATCH, FLOOR):
+        spark.sql(
+            f"create table {schema}.{table} using {project.environment.table_format} partitioned by (partition_start)"
+            f" as select window_start, location, partition_start, reading_count, mean_value, is_final from {schema}.{MEANS}"
+        )
+    minutes = _minutes_over_an_hour(runs)
+    profiles: dict[str, RunProfile] = {}
+    try:
+        timings = _timed_runs(project, cell, feed, [history_end + timedelta(minutes=m, seconds=10) for m in minutes], profiles)
+    finally:
+        spark.catalog.dropTempView("bench_changed_windows")
+    _check_strategies_agree(spark, schema)
+    next_hour = history_end + timedelta(hours=1)
+    timings.update(
+        _timed_whole_runs(project, cell, feed, [next_hour + timedelta(minutes=m, seconds=10) for m in minutes], profiles)
+    )
+    results = [_result(cell, strategy, timings[strategy]) for strategy in (*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT)]
+    return CellMeasurement(cell, results, {strategy: profiles[strategy] for strategy in PROFILED})
+
+
+def bench_thrift_whole_run(project: DbtProject, cell: BenchCell, runs: int) -> BenchResult:
+    """This project's whole scheduled run with dbt on the `thrift` target, timed like `whole_run`
+    (generation, commit metadata and the audit through a `cluster` session on the shared catalog)."""
+    if project.environment.profile_target != "thrift":
+        raise ValueError("late-data bench --thrift needs LATE_DATA_TARGET=thrift and a running cluster")
+    feed, history_end = _built_history(project, cell)
+    next_hour = history_end + timedelta(hours=1)
+    timings = _timed_whole_runs(
+        project, cell, feed, [next_hour + timedelta(minutes=m, seconds=10) for m in _minutes_over_an_hour(runs)], {}
+    )
+    return _result(cell, THRIFT_WHOLE_RUN, timings[WHOLE_RUN])
+
+
+def _result(cell: BenchCell, strategy: str, timings: list[_Timing]) -> BenchResult:
+    return BenchResult(
+        locations=cell.locations, history_hours=cell.history_hours, lateness=cell.lateness,
+        late_window_hours=cell.late_window_hours, strategy=strategy, runs=len(timings),
+        median_s=statistics.median(t.seconds for t in timings),
+        partitions_rewritten=statistics.median(t.partitions for t in timings),
+        files_rewritten=statistics.median(t.files for t in timings),
+        rows_written=statistics.median(t.rows for t in timings),
+    )
+
+
+def _built_history(project: DbtProject, cell: BenchCell) -> tuple[_Feed, datetime]:
+    """Fresh schemas with the cell's history generated and this project's tables built on it
+    (untimed): the feed of later arrivals and the end of the history."""
     project.use_vars(bench_vars(cell))
     reset_schemas(project)
-    spark, schema = project.spark, project.target_schema()
+    spark = project.spark
     raw_table = ensure_raw_tables(spark, project.raw_schema(), project.environment.table_format)["water_level_readings"]
     scenario = Scenario(
         locations=cell.locations, max_lateness_seconds=cell.late_window_seconds,
@@ -166,37 +218,7 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> CellMeasureme
         ],
         {"run_time": _stamp(first_run_time)},
     )
-    # The peers start from the same table (built batch by batch, a week of history would take hours).
-    for table in (MICROBATCH, FLOOR):
-        spark.sql(
-            f"create table {schema}.{table} using {project.environment.table_format} partitioned by (partition_start)"
-            f" as select window_start, location, partition_start, reading_count, mean_value, is_final from {schema}.{MEANS}"
-        )
-    feed = _Feed(spark, raw_table, scenario, first_run_time)
-    minutes = _minutes_over_an_hour(runs)
-    profiles: dict[str, RunProfile] = {}
-    try:
-        timings = _timed_runs(project, cell, feed, [history_end + timedelta(minutes=m, seconds=10) for m in minutes], profiles)
-    finally:
-        spark.catalog.dropTempView("bench_changed_windows")
-    _check_strategies_agree(spark, schema)
-    next_hour = history_end + timedelta(hours=1)
-    timings.update(
-        _timed_whole_runs(project, cell, feed, [next_hour + timedelta(minutes=m, seconds=10) for m in minutes], profiles)
-    )
-    results = [
-        BenchResult(
-            locations=cell.locations, history_hours=cell.history_hours, lateness=cell.lateness,
-            late_window_hours=cell.late_window_hours, strategy=strategy,
-            runs=len(timings[strategy]),
-            median_s=statistics.median(t.seconds for t in timings[strategy]),
-            partitions_rewritten=statistics.median(t.partitions for t in timings[strategy]),
-            files_rewritten=statistics.median(t.files for t in timings[strategy]),
-            rows_written=statistics.median(t.rows for t in timings[strategy]),
-        )
-        for strategy in (*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT)
-    ]
-    return CellMeasurement(cell, results, {strategy: profiles[strategy] for strategy in PROFILED})
+    return _Feed(spark, raw_table, scenario, first_run_time), history_end
 
 
 def _minutes_over_an_hour(runs: int) -> list[int]:
@@ -426,25 +448,32 @@ def _check_strategies_agree(spark: Any, schema: str) -> None:
 
 
 def write_bench_outputs(
-    measurements: list[CellMeasurement], out_dir: Path, machine: str, keep_other_cells: bool = False
+    measurements: list[CellMeasurement], out_dir: Path, machine: str, keep_other_cells: bool = False,
+    thrift_results: tuple[BenchResult, ...] = (),
 ) -> list[Path]:
     """bench/results.csv, bench/results.md (table and ratios), bench/results.png and
     bench/profile.md (where this project's runs spend their time). With `keep_other_cells`, the
-    rows of cells not measured now stay as results.csv had them (re-measuring some cells)."""
+    rows of cells not measured now stay as results.csv had them (re-measuring some cells).
+    `thrift_results` replace the `thrift_whole_run` rows of their cells; other rows stay."""
     import csv
 
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path, md_path, png_path = out_dir / "results.csv", out_dir / "results.md", out_dir / "results.png"
     results = [result for measurement in measurements for result in measurement.results]
-    if keep_other_cells and csv_path.exists():
+    if (keep_other_cells or thrift_results) and csv_path.exists():
         measured = {measurement.cell.key for measurement in measurements}
-        results = [result for result in _read_results(csv_path) if result.cell_key not in measured] + results
+        replaced = {(*result.cell_key, result.strategy) for result in thrift_results}
+        results = [
+            result for result in _read_results(csv_path)
+            if result.cell_key not in measured and (*result.cell_key, result.strategy) not in replaced
+        ] + results
+    results += thrift_results
     results.sort(key=lambda result: result.cell_key)
     with csv_path.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(BenchResult.__dataclass_fields__))
         writer.writeheader()
         writer.writerows(asdict(result) for result in results)
-    cells = sorted({r.cell_key for r in results})
+    cells = sorted({r.cell_key for r in results if r.strategy == OURS})
     by_key = {(*r.cell_key, r.strategy): r for r in results}
     lines = [
         f"# Benchmark: this project against the alternatives\n\n{machine}\n",
@@ -453,18 +482,22 @@ def write_bench_outputs(
         " (the floor: one Spark statement): `late_data` (load the versions that arrived, then the means"
         " model), dbt's `microbatch` over the late window, a full refresh from raw, and the floor. Then"
         " `whole run`: this project's whole scheduled run (versions, means, too-late listing, history"
-        " snapshot, audit) on the following minutes, with the snapshot's share of it.\n",
+        " snapshot, audit) on the following minutes, with the snapshot's share of it; `thrift whole"
+        " run`: the same with dbt through the local cluster's Spark Thrift Server (`late-data bench"
+        " --thrift`, measured where shown).\n",
         "| locations | history h | late window h | lateness | late_data | microbatch | full refresh | floor"
-        " | ours / microbatch | ours / floor | whole run | of which history |",
-        "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        " | ours / microbatch | ours / floor | whole run | of which history | thrift whole run | thrift / embedded |",
+        "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for cell in cells:
         ours, micro, full, floor, whole, history = (
             by_key[(*cell, strategy)].median_s for strategy in (*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT)
         )
+        thrift = by_key.get((*cell, THRIFT_WHOLE_RUN))
+        thrift_columns = f"{thrift.median_s:.2f} | {thrift.median_s / whole:.2f}" if thrift else "– | –"
         lines.append(
             f"| {cell[0]:,} | {cell[1]:g} | {cell[3]:g} | {cell[2]} | {ours:.2f} | {micro:.2f} | {full:.2f} | {floor:.2f}"
-            f" | {ours / micro:.2f} | {ours / floor:.2f} | {whole:.2f} | {history:.2f} |"
+            f" | {ours / micro:.2f} | {ours / floor:.2f} | {whole:.2f} | {history:.2f} | {thrift_columns} |"
         )
     lines += [
         "", "Partitions, files and rows written per run (medians, from the table format's commit metadata;"
@@ -481,7 +514,8 @@ def write_bench_outputs(
     md_path.write_text("\n".join(lines) + "\n\n![medians](results.png)\n")
     _plot_bench(by_key, cells, png_path)
     profile_path = out_dir / "profile.md"
-    kept_sections = _other_cells_profile_sections(profile_path, measurements) if keep_other_cells else []
+    kept = keep_other_cells or bool(thrift_results)
+    kept_sections = _other_cells_profile_sections(profile_path, measurements) if kept else []
     profile_path.write_text(_profile_markdown(measurements, machine, kept_sections))
     return [csv_path, md_path, png_path, profile_path]
 

@@ -138,6 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="measure only these cells, e.g. 1000:2:heavy or 1000:25:sparse:24 (repeatable)",
     )
     bench.add_argument("--runs", type=int, default=None, help="timed runs per cell (default: 5, quick: 2)")
+    bench.add_argument(
+        "--thrift", action="store_true",
+        help="time only the whole scheduled run with dbt through the Thrift Server (LATE_DATA_TARGET=thrift,"
+        " cluster up); default cell 100:2:heavy; adds thrift_whole_run rows, keeps the others",
+    )
     bench.add_argument("--out", type=Path, default=Path("bench"), help="directory for results.csv/.md/.png")
 
     check = commands.add_parser("check", help="compare every window with a from-scratch recomputation")
@@ -202,11 +207,27 @@ def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
     from late_data.demo import run_demo
 
     if args.command == "bench":
-        from late_data.benchmarks import FULL_MATRIX, QUICK_MATRIX, bench_cell, write_bench_outputs
+        from late_data.benchmarks import (
+            FULL_MATRIX,
+            QUICK_MATRIX,
+            bench_cell,
+            bench_thrift_whole_run,
+            write_bench_outputs,
+        )
 
         runs = args.runs or (2 if args.quick else 5)
-        cells = args.cells or (QUICK_MATRIX if args.quick else FULL_MATRIX)
         machine = f"Measured {datetime.now(timezone.utc):%Y-%m-%d} on {os.cpu_count()} cores, {memory_gib()} GiB, Spark local[*]."
+        if args.thrift:
+            thrift_results = tuple(
+                bench_thrift_whole_run(project, cell, runs) for cell in args.cells or (BenchCell(100, 2, "heavy"),)
+            )
+            paths = write_bench_outputs([], args.out, machine, thrift_results=thrift_results)
+            for result in thrift_results:
+                print(f"bench: {result.strategy} {result.cell_key}: median {result.median_s:.2f} s over {result.runs} runs")
+            for path in paths:
+                print(f"bench: wrote {path}")
+            return 0
+        cells = args.cells or (QUICK_MATRIX if args.quick else FULL_MATRIX)
         measurements = []
         for cell in cells:
             measurements.append(bench_cell(project, cell, runs))

@@ -39,6 +39,7 @@ class DbtProject:
         self.project_vars = dict(project_vars or {})
         self._home_lock = lock_home(environment)
         self._manifest: Any = None
+        self._thrift_cursor: Any = None
 
     @property
     def spark(self) -> Any:
@@ -64,6 +65,24 @@ class DbtProject:
             raise SetupError("dbt did not start a Spark session: check profiles/profiles.yml")
         session.sparkContext.setLogLevel(os.environ.get("LATE_DATA_SPARK_LOG_LEVEL", "ERROR"))
         return session
+
+    def query(self, sql: str) -> list[dict[str, Any]]:
+        """Rows of a query, as dicts, through the target's own engine: the Thrift Server for the
+        `thrift` target (one PyHive connection kept for the process, so a warm scheduler starts no
+        Spark of its own), the dbt-started Spark session otherwise."""
+        if self.environment.profile_target != "thrift":
+            return [row.asDict() for row in self.spark.sql(sql).collect()]
+        if self._thrift_cursor is None:
+            from pyhive import hive
+
+            self._thrift_cursor = hive.connect(
+                host=os.environ.get("LATE_DATA_THRIFT_HOST", os.environ.get("LATE_DATA_CLUSTER_HOST", "127.0.0.1")),
+                port=int(os.environ.get("LATE_DATA_THRIFT_PORT", "10015")),
+                username=os.environ.get("LATE_DATA_THRIFT_USER", "late_data"),
+            ).cursor()
+        self._thrift_cursor.execute(sql)
+        names = [column[0].split(".")[-1] for column in self._thrift_cursor.description or []]
+        return [dict(zip(names, row, strict=True)) for row in self._thrift_cursor.fetchall()]
 
     def use_vars(self, project_vars: dict[str, Any]) -> None:
         """Switch the project vars (settings such as the late window); the project is parsed again."""

@@ -69,7 +69,7 @@ def run_pipeline(
     invocation = project.invoke(args, run_vars)
     seconds = time.perf_counter() - started
     schema = project.target_schema()
-    audit = project.spark.sql(
+    (audit,) = project.query(
         f"""
         select
             coalesce(sum(if(model_role = 'versions', rows_written, 0)), 0) as versions_loaded,
@@ -81,7 +81,7 @@ def run_pipeline(
         from {schema}.late_data_run_audit
         where invocation_id = '{invocation.invocation_id}'
         """
-    ).first()
+    )
     return RunReport(
         run_time=run_time,
         versions_loaded=int(audit["versions_loaded"]),

@@ -214,6 +214,11 @@ def port_free(port: int) -> bool:
             return False
 
 
+# Three applications at once in the pipeline part (the Thrift Server, the scheduler's generator and
+# a reader), one core each.
+WORKERS = 3
+
+
 @pytest.fixture
 def cluster_env() -> Iterator[dict[str, str]]:
     """Settings for a cluster in a temporary LATE_DATA_HOME on free ports, for subprocesses. The home
@@ -221,14 +226,14 @@ def cluster_env() -> Iterator[dict[str, str]]:
     home = Path(tempfile.mkdtemp(prefix="late_data_cluster_"))
     home.chmod(0o755)
     postgres, metastore, master, thrift = free_ports(4)
-    (ui,) = free_ports(1, consecutive=3)
+    (ui,) = free_ports(1, consecutive=1 + WORKERS)
     env = {key: value for key, value in os.environ.items() if key not in SETTINGS}
     env.update({
         "LATE_DATA_HOME": str(home), "LATE_DATA_POSTGRES_PORT": str(postgres),
         "LATE_DATA_METASTORE_PORT": str(metastore), "LATE_DATA_SPARK_MASTER_PORT": str(master),
         "LATE_DATA_SPARK_UI_PORT": str(ui), "LATE_DATA_THRIFT_PORT": str(thrift),
         "DBT_PROFILES_DIR": str(PROJECT_DIR / "profiles"), "DBT_TARGET_PATH": str(home / "target"),
-        "DBT_USE_COLORS": "false", "LATE_DATA_DRIVER_MEMORY": "1g",
+        "DBT_USE_COLORS": "false", "LATE_DATA_DRIVER_MEMORY": "1g", "LATE_DATA_WORKERS": str(WORKERS),
     })
     yield env
     late_data(env, "cluster", "down")  # whatever happened
@@ -281,8 +286,8 @@ def test_cluster_serves_one_catalog_to_the_thrift_server_spark_and_dbt(cluster_e
     up_seconds = time.monotonic() - started
     status = late_data(env, "cluster", "status")
     assert status.returncode == 0, status.stdout + status.stderr
-    assert status.stdout.count(" running ") == 6 and "2 workers alive" in status.stdout
-    pids = [int(line.split()[2]) for line in status.stdout.splitlines()[1:7]]
+    assert status.stdout.count(" running ") == 4 + WORKERS and f"{WORKERS} workers alive" in status.stdout
+    pids = [int(line.split()[2]) for line in status.stdout.splitlines()[1 : 5 + WORKERS]]
 
     # Written through the Thrift Server...
     cursor = thrift_cursor(env)
@@ -320,6 +325,8 @@ def test_cluster_serves_one_catalog_to_the_thrift_server_spark_and_dbt(cluster_e
     assert show.returncode == 0, show.stdout[-3000:]
     assert f"| {2 + 2 * burst:>6} | UTC |" in show.stdout, show.stdout[-2000:]
 
+    scheduled_runs_through_thrift_while_another_process_reads(env)
+
     down = late_data(env, "cluster", "down")
     assert down.returncode == 0, down.stderr[-3000:]
     assert "stopped thriftserver" in down.stdout and down.stdout.rstrip().endswith("postgres")
@@ -328,6 +335,54 @@ def test_cluster_serves_one_catalog_to_the_thrift_server_spark_and_dbt(cluster_e
     assert late_data(env, "cluster", "status").returncode == 1
     assert late_data(env, "cluster", "down").stdout.strip() == "cluster: nothing was running"
     print(f"cluster up {up_seconds:.1f} s, whole test {time.monotonic() - started:.1f} s")
+
+
+# A reader on the shared catalog while the scheduler runs through the Thrift Server: its own Spark
+# application (`cluster` target) reads the published windows and the audit until told to stop.
+READER_PROCESS = """
+import json, os, sys, time
+from late_data.dbt_project import DbtProject
+from late_data.environment import prepare_environment
+spark = DbtProject(prepare_environment()).spark
+seen = set()
+while not os.path.exists(sys.argv[1]):
+    if spark.catalog.tableExists("analytics.late_data_run_audit"):
+        seen.add(str(spark.sql("select max(run_time) from analytics.late_data_run_audit").first()[0]))
+        spark.sql("select count(*), sum(reading_count) from analytics.water_level_window_means").collect()
+    time.sleep(1)
+print(json.dumps(sorted(seen)), flush=True)
+"""
+
+
+def scheduled_runs_through_thrift_while_another_process_reads(env: dict[str, str]) -> None:
+    """`late-data schedule` with dbt on the thrift target (its generator on a `cluster` session), a
+    second process reading the results meanwhile, then the oracle from a third process: 0 mismatched."""
+    stop = Path(env["LATE_DATA_HOME"]) / "stop_reading"
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER_PROCESS, str(stop)],
+        env={**env, "LATE_DATA_TARGET": "cluster"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        schedule = late_data(
+            {**env, "LATE_DATA_TARGET": "thrift"}, "schedule", "--clock", "simulated", "--origin", "2026-05-01 00:00:00",
+            "--end", "2026-05-01 00:30:00", "--interval", "600", "--locations", "6", "--pages", "3",
+            "--reconcile-every", "3",
+        )
+        stop.touch()
+        reads, reader_errors = reader.communicate(timeout=300)
+    finally:
+        if reader.poll() is None:
+            reader.kill()
+    assert schedule.returncode == 0, schedule.stderr[-5000:]
+    run_lines = [line for line in schedule.stdout.splitlines() if line.startswith("run_time=")]
+    assert len(run_lines) >= 3, schedule.stdout
+    assert reader.returncode == 0, reader_errors[-3000:]
+    # The reader saw the runs' audit as they landed, at least one of them while the scheduler ran.
+    assert json.loads(reads.strip().splitlines()[-1]), reads
+    last_run = run_lines[-1].split()[0].removeprefix("run_time=") + " " + run_lines[-1].split()[1]
+    check = late_data({**env, "LATE_DATA_TARGET": "cluster"}, "check", "--run-time", last_run)
+    assert check.returncode == 0 and " 0 mismatched" in check.stdout, check.stdout + check.stderr[-3000:]
+    assert int(check.stdout.split("check: ")[1].split()[0]) > 50
 
 
 def running_pids() -> list[int]:
