@@ -36,8 +36,8 @@
     select * from {{ relation }} where ingested_at >= timestamp'2026-01-01 00:00:00'
 {%- endmacro %}
 {% macro late_data_version_counts(
-    versions, late_window_seconds, series_key, event_key_columns=['event_id'], tie_breaker_columns=[],
-    version_late_window=none, listing=false
+    versions, late_window_seconds, series_key, counted_for, listed_for=[], event_key_columns=['event_id'],
+    tie_breaker_columns=[], version_late_window=none
 ) -%}
     select *, true as counts_now, false as counted_before from {{ versions }}
 {%- endmacro %}
@@ -59,3 +59,4 @@
 {% macro late_data_window_revisions(history, key_columns, count_column, value_column) -%}
     select *, 1 as version_number from {{ history }}
 {%- endmacro %}
+{% macro late_data_check_version_counts(version_counts, listing=false) -%}{%- endmacro %}
