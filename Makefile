@@ -25,6 +25,8 @@ demo: setup
 
 lint: setup
 	$(BIN)/sqlfluff lint models tests bench/models
+	$(BIN)/ruff check python
+	$(BIN)/ruff format --check python
 
 pytest: setup
 	$(BIN)/pytest python/tests

@@ -37,8 +37,15 @@ RESULT_TABLES = (
 # The result tables and their history snapshots, from the versions loaded so far (a backfill loads
 # none: the next scheduled run loads and applies what arrived); too-late listings follow arrivals.
 BACKFILL_RUN = [
-    "build", "--select", "+tag:late_data", "--exclude", "tag:too_late_rows",
-    "--resource-type", "model", "--resource-type", "snapshot",
+    "build",
+    "--select",
+    "+tag:late_data",
+    "--exclude",
+    "tag:too_late_rows",
+    "--resource-type",
+    "model",
+    "--resource-type",
+    "snapshot",
 ]
 
 
@@ -66,7 +73,9 @@ def floor_to(moment: datetime, size_seconds: int) -> datetime:
     return EPOCH + timedelta(seconds=int((moment - EPOCH).total_seconds()) // size_seconds * size_seconds)
 
 
-def chunk_bounds(start: datetime, end: datetime, chunk: timedelta, partition_seconds: int) -> list[tuple[datetime, datetime]]:
+def chunk_bounds(
+    start: datetime, end: datetime, chunk: timedelta, partition_seconds: int
+) -> list[tuple[datetime, datetime]]:
     """[start, end) cut into chunks that begin on partition boundaries, so no partition is done twice."""
     step = max(partition_seconds, int(chunk.total_seconds()) // partition_seconds * partition_seconds)
     bounds, lower = [], floor_to(start, partition_seconds)
@@ -107,7 +116,9 @@ def diff_totals(
         old, new = before.get(partition, empty), after.get(partition, empty)
         if old != new:
             changes.append(
-                PartitionChange(table, partition, old.windows, new.windows, old.rows, new.rows, old.value_sum, new.value_sum)
+                PartitionChange(
+                    table, partition, old.windows, new.windows, old.rows, new.rows, old.value_sum, new.value_sum
+                )
             )
     return changes
 
@@ -129,7 +140,9 @@ def run_backfill(
     changes: list[PartitionChange] = []
     for lower, upper in tqdm(chunk_bounds(start, end, chunk, partition_seconds), desc="backfill", unit="chunk"):
         partitions_from = floor_to(lower, partition_seconds)
-        partitions_to = floor_to(upper - timedelta(microseconds=1), partition_seconds) + timedelta(seconds=partition_seconds)
+        partitions_to = floor_to(upper - timedelta(microseconds=1), partition_seconds) + timedelta(
+            seconds=partition_seconds
+        )
         before = {
             table: partition_totals(project.spark, schema, table, partitions_from, partitions_to)
             for table in RESULT_TABLES

@@ -6,10 +6,12 @@ from __future__ import annotations
 import logging
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tqdm import tqdm
 
@@ -152,13 +154,17 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> CellMeasureme
     minutes = _minutes_over_an_hour(runs)
     profiles: dict[str, RunProfile] = {}
     try:
-        timings = _timed_runs(project, cell, feed, [history_end + timedelta(minutes=m, seconds=10) for m in minutes], profiles)
+        timings = _timed_runs(
+            project, cell, feed, [history_end + timedelta(minutes=m, seconds=10) for m in minutes], profiles
+        )
     finally:
         spark.catalog.dropTempView("bench_changed_windows")
     _check_strategies_agree(spark, schema)
     next_hour = history_end + timedelta(hours=1)
     timings.update(
-        _timed_whole_runs(project, cell, feed, [next_hour + timedelta(minutes=m, seconds=10) for m in minutes], profiles)
+        _timed_whole_runs(
+            project, cell, feed, [next_hour + timedelta(minutes=m, seconds=10) for m in minutes], profiles
+        )
     )
     results = [_result(cell, strategy, timings[strategy]) for strategy in (*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT)]
     return CellMeasurement(cell, results, {strategy: profiles[strategy] for strategy in PROFILED})
@@ -179,8 +185,12 @@ def bench_thrift_whole_run(project: DbtProject, cell: BenchCell, runs: int) -> B
 
 def _result(cell: BenchCell, strategy: str, timings: list[_Timing]) -> BenchResult:
     return BenchResult(
-        locations=cell.locations, history_hours=cell.history_hours, lateness=cell.lateness,
-        late_window_hours=cell.late_window_hours, strategy=strategy, runs=len(timings),
+        locations=cell.locations,
+        history_hours=cell.history_hours,
+        lateness=cell.lateness,
+        late_window_hours=cell.late_window_hours,
+        strategy=strategy,
+        runs=len(timings),
         median_s=statistics.median(t.seconds for t in timings),
         partitions_rewritten=statistics.median(t.partitions for t in timings),
         files_rewritten=statistics.median(t.files for t in timings),
@@ -196,8 +206,10 @@ def _built_history(project: DbtProject, cell: BenchCell) -> tuple[_Feed, datetim
     spark = project.spark
     raw_table = ensure_raw_tables(spark, project.raw_schema(), project.environment.table_format)["water_level_readings"]
     scenario = Scenario(
-        locations=cell.locations, max_lateness_seconds=cell.late_window_seconds,
-        late_window_seconds=cell.late_window_seconds, **BENCH_LATENESS[cell.lateness],
+        locations=cell.locations,
+        max_lateness_seconds=cell.late_window_seconds,
+        late_window_seconds=cell.late_window_seconds,
+        **BENCH_LATENESS[cell.lateness],
     )
     history_end = BENCH_ORIGIN + timedelta(hours=cell.history_hours)
     rows_per_hour = cell.locations * 3600 / scenario.reading_interval_seconds * (1 + scenario.late_share)
@@ -213,8 +225,14 @@ def _built_history(project: DbtProject, cell: BenchCell) -> tuple[_Feed, datetim
     generate(spark, raw_table, scenario, BENCH_ORIGIN, history_end, first_run_time)
     project.invoke(
         [
-            "build", "--select", "+tag:water_level", "int_water_level_readings__windowed",
-            "--resource-type", "model", "--resource-type", "snapshot",
+            "build",
+            "--select",
+            "+tag:water_level",
+            "int_water_level_readings__windowed",
+            "--resource-type",
+            "model",
+            "--resource-type",
+            "snapshot",
         ],
         {"run_time": _stamp(first_run_time)},
     )
@@ -273,7 +291,9 @@ def _timed_runs(
             if strategy == "full_refresh" and step > _full_refresh_runs(cell, len(run_times)):
                 continue
             timing, profile = _timed(
-                project, f"{schema}.{tables[strategy]}", lambda: _run_strategy(project, cell, strategy, catch_up, run_time)
+                project,
+                f"{schema}.{tables[strategy]}",
+                partial(_run_strategy, project, cell, strategy, catch_up, run_time),
             )
             timings[strategy].append(timing)
             profiles[strategy] = profile
@@ -293,7 +313,7 @@ def _timed_whole_runs(
 
     def whole_run(run_time: datetime) -> None:
         project.invoke(
-            SCHEDULED_BUILD + ["--select", scheduled_selection("water_level", first_run=False)],
+            [*SCHEDULED_BUILD, "--select", scheduled_selection("water_level", first_run=False)],
             {"run_time": _stamp(run_time)},
         )
 
@@ -306,7 +326,7 @@ def _timed_whole_runs(
         feed.until(run_time - timedelta(minutes=1))
         whole_run(run_time - timedelta(minutes=1))
         feed.until(run_time)
-        timing, profiles[WHOLE_RUN] = _timed(project, f"{schema}.{HISTORY}", lambda: whole_run(run_time))
+        timing, profiles[WHOLE_RUN] = _timed(project, f"{schema}.{HISTORY}", partial(whole_run, run_time))
         snapshot_seconds = spark.sql(
             f"select seconds from {schema}.late_data_run_audit"
             f" where model = '{HISTORY}' and run_time = timestamp'{_stamp(run_time)}'"
@@ -359,9 +379,13 @@ def _run_strategy(project: DbtProject, cell: BenchCell, strategy: str, previous:
         # The batches a late row can reach: lookback covering the late window, whatever changed.
         project.invoke(
             [
-                "run", "--select", MICROBATCH,
-                "--event-time-start", _stamp(_floor_hour(min(previous, run_time) - late)),
-                "--event-time-end", _stamp(_ceil_hour(run_time)),
+                "run",
+                "--select",
+                MICROBATCH,
+                "--event-time-start",
+                _stamp(_floor_hour(min(previous, run_time) - late)),
+                "--event-time-end",
+                _stamp(_ceil_hour(run_time)),
             ],
             at,
         )
@@ -372,7 +396,9 @@ def _run_strategy(project: DbtProject, cell: BenchCell, strategy: str, previous:
         project.spark.sql(_floor_merge(project.target_schema(), project.raw_schema(), cell, previous, run_time))
 
 
-def _materialize_changed_windows(spark: Any, schema: str, cell: BenchCell, previous: datetime, run_time: datetime) -> None:
+def _materialize_changed_windows(
+    spark: Any, schema: str, cell: BenchCell, previous: datetime, run_time: datetime
+) -> None:
     """The floor's perfect knowledge, computed outside its timing: the windows that received rows
     or became final since the previous run (rows stamped exactly at the previous run time included:
     the generator may append them after that run). Checkpointed, not cached: Spark's cache misses
@@ -448,7 +474,10 @@ def _check_strategies_agree(spark: Any, schema: str) -> None:
 
 
 def write_bench_outputs(
-    measurements: list[CellMeasurement], out_dir: Path, machine: str, keep_other_cells: bool = False,
+    measurements: list[CellMeasurement],
+    out_dir: Path,
+    machine: str,
+    keep_other_cells: bool = False,
     thrift_results: tuple[BenchResult, ...] = (),
 ) -> list[Path]:
     """bench/results.csv, bench/results.md (table and ratios), bench/results.png and
@@ -464,7 +493,8 @@ def write_bench_outputs(
         measured = {measurement.cell.key for measurement in measurements}
         replaced = {(*result.cell_key, result.strategy) for result in thrift_results}
         results = [
-            result for result in _read_results(csv_path)
+            result
+            for result in _read_results(csv_path)
             if result.cell_key not in measured and (*result.cell_key, result.strategy) not in replaced
         ] + results
     results += thrift_results
@@ -494,15 +524,17 @@ def write_bench_outputs(
             by_key[(*cell, strategy)].median_s for strategy in (*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT)
         )
         thrift = by_key.get((*cell, THRIFT_WHOLE_RUN))
-        thrift_columns = f"{thrift.median_s:.2f} | {thrift.median_s / whole:.2f}" if thrift else "– | –"
+        thrift_columns = f"{thrift.median_s:.2f} | {thrift.median_s / whole:.2f}" if thrift else "- | -"
         lines.append(
             f"| {cell[0]:,} | {cell[1]:g} | {cell[3]:g} | {cell[2]} | {ours:.2f} | {micro:.2f} | {full:.2f} | {floor:.2f}"
             f" | {ours / micro:.2f} | {ours / floor:.2f} | {whole:.2f} | {history:.2f} | {thrift_columns} |"
         )
     lines += [
-        "", "Partitions, files and rows written per run (medians, from the table format's commit metadata;"
+        "",
+        "Partitions, files and rows written per run (medians, from the table format's commit metadata;"
         " `late_data` and `full_refresh` partitions are time partition x location bucket, the peers' time"
-        " partitions only; for `whole_run` and `history_snapshot`, the history table), and runs measured:", "",
+        " partitions only; for `whole_run` and `history_snapshot`, the history table), and runs measured:",
+        "",
         "| locations | history h | late window h | lateness | strategy | runs | partitions | files | rows |",
         "|---:|---:|---:|---|---|---:|---:|---:|---:|",
     ]
@@ -526,10 +558,16 @@ def _read_results(csv_path: Path) -> list[BenchResult]:
     with csv_path.open(newline="") as handle:
         return [
             BenchResult(
-                locations=int(row["locations"]), history_hours=float(row["history_hours"]), lateness=row["lateness"],
-                late_window_hours=float(row["late_window_hours"]), strategy=row["strategy"], runs=int(row["runs"]),
-                median_s=float(row["median_s"]), partitions_rewritten=float(row["partitions_rewritten"]),
-                files_rewritten=float(row["files_rewritten"]), rows_written=float(row["rows_written"]),
+                locations=int(row["locations"]),
+                history_hours=float(row["history_hours"]),
+                lateness=row["lateness"],
+                late_window_hours=float(row["late_window_hours"]),
+                strategy=row["strategy"],
+                runs=int(row["runs"]),
+                median_s=float(row["median_s"]),
+                partitions_rewritten=float(row["partitions_rewritten"]),
+                files_rewritten=float(row["files_rewritten"]),
+                rows_written=float(row["rows_written"]),
             )
             for row in csv.DictReader(handle)
         ]
@@ -569,7 +607,9 @@ def _profile_markdown(measurements: list[CellMeasurement], machine: str, kept_se
     return "\n".join(lines)
 
 
-def _plot_bench(by_key: dict[tuple[Any, ...], BenchResult], cells: list[tuple[int, float, str, float]], path: Path) -> None:
+def _plot_bench(
+    by_key: dict[tuple[Any, ...], BenchResult], cells: list[tuple[int, float, str, float]], path: Path
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")

@@ -6,7 +6,7 @@ import argparse
 import logging
 import os
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from late_data.backfill import run_backfill
@@ -108,11 +108,15 @@ def build_parser() -> argparse.ArgumentParser:
     schedule.add_argument("--offset", type=int, default=10, help="seconds after the interval boundary")
     schedule.add_argument("--runs", type=int, default=None, help="real clock: stop after this many runs")
     schedule.add_argument(
-        "--maintain-every", type=int, default=60,
+        "--maintain-every",
+        type=int,
+        default=60,
         help="expire old table snapshots and compact after every N runs (0: never)",
     )
     schedule.add_argument(
-        "--reconcile-every", type=int, default=60,
+        "--reconcile-every",
+        type=int,
+        default=60,
         help="make every N-th run a reconciliation: recompute every checked window from raw and repair (0: never)",
     )
     schedule.add_argument("--end", type=parse_time, help="simulated clock: last run time")
@@ -124,7 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     backfill.add_argument("--to", dest="end", type=parse_time, required=True, help="event time, exclusive")
     backfill.add_argument("--chunk-hours", type=float, default=1.0)
     backfill.add_argument(
-        "--include-too-late", action="store_true",
+        "--include-too-late",
+        action="store_true",
         help="count rows that arrived after their window became final (revises final windows)",
     )
     backfill.add_argument("--run-time", type=parse_time, default=None, help="default: now (UTC)")
@@ -134,12 +139,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--quick", action="store_true", help="a small smoke matrix instead of the full one")
     bench.add_argument(
-        "--cell", dest="cells", action="append", type=parse_cell, metavar="LOCATIONS:HOURS:LATENESS[:LATE_WINDOW_HOURS]",
+        "--cell",
+        dest="cells",
+        action="append",
+        type=parse_cell,
+        metavar="LOCATIONS:HOURS:LATENESS[:LATE_WINDOW_HOURS]",
         help="measure only these cells, e.g. 1000:2:heavy or 1000:25:sparse:24 (repeatable)",
     )
     bench.add_argument("--runs", type=int, default=None, help="timed runs per cell (default: 5, quick: 2)")
     bench.add_argument(
-        "--thrift", action="store_true",
+        "--thrift",
+        action="store_true",
         help="time only the whole scheduled run with dbt through the Thrift Server (LATE_DATA_TARGET=thrift,"
         " cluster up); default cell 100:2:heavy; adds thrift_whole_run rows, keeps the others",
     )
@@ -216,14 +226,18 @@ def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
         )
 
         runs = args.runs or (2 if args.quick else 5)
-        machine = f"Measured {datetime.now(timezone.utc):%Y-%m-%d} on {os.cpu_count()} cores, {memory_gib()} GiB, Spark local[*]."
+        machine = (
+            f"Measured {datetime.now(UTC):%Y-%m-%d} on {os.cpu_count()} cores, {memory_gib()} GiB, Spark local[*]."
+        )
         if args.thrift:
             thrift_results = tuple(
                 bench_thrift_whole_run(project, cell, runs) for cell in args.cells or (BenchCell(100, 2, "heavy"),)
             )
             paths = write_bench_outputs([], args.out, machine, thrift_results=thrift_results)
             for result in thrift_results:
-                print(f"bench: {result.strategy} {result.cell_key}: median {result.median_s:.2f} s over {result.runs} runs")
+                print(
+                    f"bench: {result.strategy} {result.cell_key}: median {result.median_s:.2f} s over {result.runs} runs"
+                )
             for path in paths:
                 print(f"bench: wrote {path}")
             return 0
@@ -241,9 +255,14 @@ def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
         return 1 if mismatched else 0
     tables = ensure_raw_tables(project.spark, project.raw_schema(), project.environment.table_format)
     if args.command == "backfill":
-        run_time = args.run_time or datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
+        run_time = args.run_time or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
         changes, manifest = run_backfill(
-            project, args.start, args.end, timedelta(hours=args.chunk_hours), args.include_too_late, run_time,
+            project,
+            args.start,
+            args.end,
+            timedelta(hours=args.chunk_hours),
+            args.include_too_late,
+            run_time,
             project.environment.home / "backfills",
         )
         for change in changes:
@@ -254,15 +273,18 @@ def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
         print(f"backfill: {len(changes)} partitions changed; manifest {manifest}")
         return 0
     if args.command == "reconcile":
-        run_time = args.run_time or datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
+        run_time = args.run_time or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
         report = run_pipeline(project, run_time, scheduled_selection(None, first_run=False), reconcile=True)
         print(report.line())
         print(f"reconcile: {report.windows_repaired} windows repaired")
         return 0
     if args.command == "check":
         comparison = compare_window_means(
-            project.spark, tables["water_level_readings"], f"{project.target_schema()}.water_level_window_means",
-            args.run_time, WindowSettings(
+            project.spark,
+            tables["water_level_readings"],
+            f"{project.target_schema()}.water_level_window_means",
+            args.run_time,
+            WindowSettings(
                 window_size_seconds=int(project.setting("window_size_seconds")),
                 late_window_seconds=int(project.setting("late_window_seconds")),
             ),

@@ -10,6 +10,7 @@ LATE_DATA_HOME/cluster/run.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import logging
@@ -142,7 +143,9 @@ class ClusterSettings:
         return self.run_dir / f"{name}.pid"
 
     def to_json(self) -> str:
-        return json.dumps({key: str(value) if isinstance(value, Path) else value for key, value in asdict(self).items()})
+        return json.dumps(
+            {key: str(value) if isinstance(value, Path) else value for key, value in asdict(self).items()}
+        )
 
     @classmethod
     def from_json(cls, text: str) -> ClusterSettings:
@@ -283,10 +286,8 @@ def pid_alive(pid: int) -> bool:
     except (FileNotFoundError, IndexError, ProcessLookupError):
         return False
     if state == "Z":
-        try:
+        with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
         return False
     return True
 
@@ -342,8 +343,7 @@ def require_free_port(name: str, host: str, port: int) -> None:
             pass
     owner = port_owner(port) or "another process"
     raise SetupError(
-        f"port {port} for the {name} is taken by {owner}: stop it, or choose another port "
-        f"({port_variable(name)}=...)"
+        f"port {port} for the {name} is taken by {owner}: stop it, or choose another port ({port_variable(name)}=...)"
     )
 
 
@@ -388,8 +388,13 @@ def launch(
     output to its log, pid to its pid file."""
     with open(settings.log_file(name), "ab") as out:
         process = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            cwd=cwd or settings.run_dir, env={**os.environ, **env}, start_new_session=True,
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=cwd or settings.run_dir,
+            env={**os.environ, **env},
+            start_new_session=True,
         )
     settings.pid_file(name).write_text(f"{process.pid}\n")
     log.info("started %s (pid %d), log %s", name, process.pid, settings.log_file(name))
@@ -454,7 +459,9 @@ def give_to_postgres_user(tools: Tools, path: Path) -> None:
 def run(args: list[str], what: str, env: dict[str, str] | None = None) -> str:
     result = subprocess.run(args, check=False, capture_output=True, text=True, env={**os.environ, **(env or {})})
     if result.returncode != 0:
-        raise SetupError(f"{what} failed ({' '.join(args[:4])} ...):\n{(result.stdout + result.stderr).strip()[-2000:]}")
+        raise SetupError(
+            f"{what} failed ({' '.join(args[:4])} ...):\n{(result.stdout + result.stderr).strip()[-2000:]}"
+        )
     return result.stdout
 
 
@@ -478,10 +485,23 @@ def init_postgres(settings: ClusterSettings, tools: Tools) -> None:
     password_file.chmod(0o600)
     give_to_postgres_user(tools, password_file)
     try:
-        run(as_postgres_user(tools, [
-            str(tools.postgres_bin / "initdb"), "-D", str(data), "-U", METASTORE_USER,
-            f"--pwfile={password_file}", "--auth=scram-sha-256", "--encoding=UTF8", "--no-locale",
-        ]), "initdb")
+        run(
+            as_postgres_user(
+                tools,
+                [
+                    str(tools.postgres_bin / "initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    METASTORE_USER,
+                    f"--pwfile={password_file}",
+                    "--auth=scram-sha-256",
+                    "--encoding=UTF8",
+                    "--no-locale",
+                ],
+            ),
+            "initdb",
+        )
     finally:
         password_file.unlink(missing_ok=True)
     log.info("initialised PostgreSQL in %s", data)
@@ -495,16 +515,34 @@ def start_postgres(settings: ClusterSettings, tools: Tools) -> None:
         f"-p {settings.postgres_port} -c listen_addresses={settings.host} -c unix_socket_directories='' "
         "-c shared_buffers=32MB -c max_connections=60"
     )
-    run(as_postgres_user(tools, [
-        str(tools.postgres_bin / "pg_ctl"), "-D", str(settings.postgres_data), "-l", str(log_file),
-        "-w", "-t", str(int(settings.timeout_seconds)), "-o", options, "start",
-    ]), f"starting PostgreSQL (log {log_file})")
+    run(
+        as_postgres_user(
+            tools,
+            [
+                str(tools.postgres_bin / "pg_ctl"),
+                "-D",
+                str(settings.postgres_data),
+                "-l",
+                str(log_file),
+                "-w",
+                "-t",
+                str(int(settings.timeout_seconds)),
+                "-o",
+                options,
+                "start",
+            ],
+        ),
+        f"starting PostgreSQL (log {log_file})",
+    )
 
 
 def psql(settings: ClusterSettings, tools: Tools, database: str, *args: str) -> str:
     env = {
-        "PGHOST": settings.host, "PGPORT": str(settings.postgres_port), "PGUSER": METASTORE_USER,
-        "PGPASSWORD": settings.metastore_password, "PGOPTIONS": "-c client_min_messages=warning",
+        "PGHOST": settings.host,
+        "PGPORT": str(settings.postgres_port),
+        "PGUSER": METASTORE_USER,
+        "PGPASSWORD": settings.metastore_password,
+        "PGOPTIONS": "-c client_min_messages=warning",
     }
     return run([tools.psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-At", "-d", database, *args], "psql", env)
 
@@ -512,7 +550,9 @@ def psql(settings: ClusterSettings, tools: Tools, database: str, *args: str) -> 
 def prepare_metastore_database(settings: ClusterSettings, tools: Tools, project_dir: Path) -> None:
     """The metastore database and the lock tables of Hive's transaction handler (idempotent); the
     catalog tables themselves are created by the metastore service (DataNucleus)."""
-    exists = psql(settings, tools, "postgres", "-c", f"select 1 from pg_database where datname = '{METASTORE_DATABASE}'")
+    exists = psql(
+        settings, tools, "postgres", "-c", f"select 1 from pg_database where datname = '{METASTORE_DATABASE}'"
+    )
     if not exists.strip():
         psql(settings, tools, "postgres", "-c", f"create database {METASTORE_DATABASE}")
     psql(settings, tools, METASTORE_DATABASE, "-f", str(project_dir / TXN_TABLES_SQL))
@@ -523,9 +563,21 @@ def stop_postgres(settings: ClusterSettings, tools: Tools | None) -> bool:
     if pid is None:
         return False
     if tools is not None:
-        run(as_postgres_user(tools, [
-            str(tools.postgres_bin / "pg_ctl"), "-D", str(settings.postgres_data), "-m", "fast", "-w", "stop",
-        ]), "stopping PostgreSQL")
+        run(
+            as_postgres_user(
+                tools,
+                [
+                    str(tools.postgres_bin / "pg_ctl"),
+                    "-D",
+                    str(settings.postgres_data),
+                    "-m",
+                    "fast",
+                    "-w",
+                    "stop",
+                ],
+            ),
+            "stopping PostgreSQL",
+        )
     else:  # the binaries are gone: postgres shuts down fast on SIGINT
         os.kill(pid, signal.SIGINT)
     log.info("stopped postgres (pid %d)", pid)
@@ -572,9 +624,20 @@ def start_metastore(settings: ClusterSettings, tools: Tools) -> subprocess.Popen
     conf = write_metastore_conf(settings)
     classpath = f"{conf}:{tools.spark_home / 'jars'}/*:{tools.jdbc_jar}"
     memory = os.environ.get("LATE_DATA_METASTORE_MEMORY", "512m")
-    return launch(settings, "metastore", [
-        tools.java, f"-Xmx{memory}", "-cp", classpath, METASTORE_CLASS, "-p", str(settings.metastore_port),
-    ], {})
+    return launch(
+        settings,
+        "metastore",
+        [
+            tools.java,
+            f"-Xmx{memory}",
+            "-cp",
+            classpath,
+            METASTORE_CLASS,
+            "-p",
+            str(settings.metastore_port),
+        ],
+        {},
+    )
 
 
 # --- Spark standalone and the Thrift Server ----------------------------------------------------
@@ -605,10 +668,21 @@ def write_spark_conf(settings: ClusterSettings) -> None:
 
 def start_master(settings: ClusterSettings, tools: Tools) -> subprocess.Popen[bytes]:
     write_spark_conf(settings)
-    return launch(settings, "master", [
-        str(tools.spark_home / "bin" / "spark-class"), MASTER_CLASS, "--host", settings.host,
-        "--port", str(settings.master_port), "--webui-port", str(settings.ui_port),
-    ], spark_env(settings, tools))
+    return launch(
+        settings,
+        "master",
+        [
+            str(tools.spark_home / "bin" / "spark-class"),
+            MASTER_CLASS,
+            "--host",
+            settings.host,
+            "--port",
+            str(settings.master_port),
+            "--webui-port",
+            str(settings.ui_port),
+        ],
+        spark_env(settings, tools),
+    )
 
 
 def start_worker(settings: ClusterSettings, tools: Tools, index: int) -> subprocess.Popen[bytes]:
@@ -616,16 +690,31 @@ def start_worker(settings: ClusterSettings, tools: Tools, index: int) -> subproc
     name = f"worker-{index}"
     work_dir = settings.cluster_dir / "work" / name
     work_dir.mkdir(parents=True, exist_ok=True)
-    return launch(settings, name, [
-        str(tools.spark_home / "bin" / "spark-class"), WORKER_CLASS, "--host", settings.host,
-        "--cores", "1", "--memory", settings.worker_memory, "--webui-port", str(settings.ui_port + index),
-        "--work-dir", str(work_dir), settings.master_url,
-    ], {
-        **spark_env(settings, tools),
-        # Every application leaves its jars and executor logs (about 45 MB) in the work directory:
-        # remove those of applications finished more than a day ago (checked every 30 minutes).
-        "SPARK_WORKER_OPTS": "-Dspark.worker.cleanup.enabled=true -Dspark.worker.cleanup.appDataTtl=86400",
-    })
+    return launch(
+        settings,
+        name,
+        [
+            str(tools.spark_home / "bin" / "spark-class"),
+            WORKER_CLASS,
+            "--host",
+            settings.host,
+            "--cores",
+            "1",
+            "--memory",
+            settings.worker_memory,
+            "--webui-port",
+            str(settings.ui_port + index),
+            "--work-dir",
+            str(work_dir),
+            settings.master_url,
+        ],
+        {
+            **spark_env(settings, tools),
+            # Every application leaves its jars and executor logs (about 45 MB) in the work directory:
+            # remove those of applications finished more than a day ago (checked every 30 minutes).
+            "SPARK_WORKER_OPTS": "-Dspark.worker.cleanup.enabled=true -Dspark.worker.cleanup.appDataTtl=86400",
+        },
+    )
 
 
 def alive_workers(settings: ClusterSettings) -> int:
@@ -664,34 +753,52 @@ def thriftserver_properties(settings: ClusterSettings, environment: ProjectEnvir
     """The `cluster` target's settings (table format, catalog, warehouse) for the Thrift Server,
     pinned to this cluster's ports."""
     properties = profile_spark_settings(environment, "cluster")
-    properties.update({
-        "spark.master": settings.master_url,
-        "spark.app.name": "late_data_thriftserver",
-        "spark.driver.memory": settings.server_memory,
-        "spark.sql.warehouse.dir": settings.warehouse,
-        "spark.hadoop.hive.metastore.uris": settings.metastore_uri,
-        # dbt-spark turns ANSI off per session, which this server ignores (plain session keys).
-        "spark.sql.ansi.enabled": "false",
-    })
+    properties.update(
+        {
+            "spark.master": settings.master_url,
+            "spark.app.name": "late_data_thriftserver",
+            "spark.driver.memory": settings.server_memory,
+            "spark.sql.warehouse.dir": settings.warehouse,
+            "spark.hadoop.hive.metastore.uris": settings.metastore_uri,
+            # dbt-spark turns ANSI off per session, which this server ignores (plain session keys).
+            "spark.sql.ansi.enabled": "false",
+        }
+    )
     return properties
 
 
-def start_thriftserver(settings: ClusterSettings, tools: Tools, environment: ProjectEnvironment) -> subprocess.Popen[bytes]:
+def start_thriftserver(
+    settings: ClusterSettings, tools: Tools, environment: ProjectEnvironment
+) -> subprocess.Popen[bytes]:
     """The server runs in the project directory: a relative path in SQL (LATE_DATA_SCRATCH's default
     when dbt runs with a relative LATE_DATA_HOME) means what it means to dbt run from there."""
     write_spark_conf(settings)
     properties_file = settings.conf_dir / "thriftserver.conf"
     properties = thriftserver_properties(settings, environment)
     properties_file.write_text("".join(f"{key} {value}\n" for key, value in sorted(properties.items())))
-    return launch(settings, "thriftserver", [
-        str(tools.spark_home / "bin" / "spark-submit"), "--class", THRIFT_SERVER_CLASS,
-        "--name", properties["spark.app.name"], "--properties-file", str(properties_file),
-        # Iceberg's classes must be visible to the driver's own class loader, not only added later.
-        "--driver-class-path", str(tools.iceberg_jar),
-        "spark-internal",
-        "--hiveconf", f"hive.server2.thrift.bind.host={settings.host}",
-        "--hiveconf", f"hive.server2.thrift.port={settings.thrift_port}",
-    ], spark_env(settings, tools), cwd=environment.project_dir)
+    return launch(
+        settings,
+        "thriftserver",
+        [
+            str(tools.spark_home / "bin" / "spark-submit"),
+            "--class",
+            THRIFT_SERVER_CLASS,
+            "--name",
+            properties["spark.app.name"],
+            "--properties-file",
+            str(properties_file),
+            # Iceberg's classes must be visible to the driver's own class loader, not only added later.
+            "--driver-class-path",
+            str(tools.iceberg_jar),
+            "spark-internal",
+            "--hiveconf",
+            f"hive.server2.thrift.bind.host={settings.host}",
+            "--hiveconf",
+            f"hive.server2.thrift.port={settings.thrift_port}",
+        ],
+        spark_env(settings, tools),
+        cwd=environment.project_dir,
+    )
 
 
 def thrift_answers(settings: ClusterSettings) -> bool:
@@ -702,7 +809,9 @@ def thrift_answers(settings: ClusterSettings) -> bool:
 
     try:
         connection = hive.connect(
-            host=settings.host, port=settings.thrift_port, username=os.environ.get("LATE_DATA_THRIFT_USER", "late_data"),
+            host=settings.host,
+            port=settings.thrift_port,
+            username=os.environ.get("LATE_DATA_THRIFT_USER", "late_data"),
         )
         try:
             cursor = connection.cursor()
@@ -710,7 +819,7 @@ def thrift_answers(settings: ClusterSettings) -> bool:
             return cursor.fetchall() == [(1,)]
         finally:
             connection.close()
-    except Exception as error:  # noqa: BLE001 - not ready yet, whatever the reason
+    except Exception as error:
         log.debug("thrift server not ready: %s", error)
         return False
 
@@ -793,8 +902,11 @@ def bring_up(settings: ClusterSettings, tools: Tools, environment: ProjectEnviro
         start_thriftserver(settings, tools, environment)
         launched.append("thriftserver")
     wait_until(
-        "registered with the master", lambda: alive_workers(settings) >= settings.workers, settings,
-        "master", *settings.worker_names(),
+        "registered with the master",
+        lambda: alive_workers(settings) >= settings.workers,
+        settings,
+        "master",
+        *settings.worker_names(),
     )
     wait_until("answering `select 1`", lambda: thrift_answers(settings), settings, "thriftserver")
 
@@ -822,8 +934,11 @@ def cluster_status(environment: ProjectEnvironment) -> tuple[ClusterSettings, li
     ports = settings.ports()
     return settings, [
         ComponentStatus(
-            name=name, pid=running_pid(settings, name), port=ports[name],
-            answering=port_answers(settings.host, ports[name]), log_file=settings.log_file(name),
+            name=name,
+            pid=running_pid(settings, name),
+            port=ports[name],
+            answering=port_answers(settings.host, ports[name]),
+            log_file=settings.log_file(name),
         )
         for name in settings.component_names()
     ]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import logging
+import os
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -44,9 +44,8 @@ class DbtProject:
     @property
     def spark(self) -> Any:
         """The Spark session dbt's session method created (started by a first, cheap dbt call)."""
-        from pyspark.sql import SparkSession
-
         from pyspark import SparkContext
+        from pyspark.sql import SparkSession
 
         if SparkContext._active_spark_context is None:
             if self.environment.profile_target == "thrift":
@@ -123,13 +122,19 @@ class DbtProject:
         from dbt.cli.main import dbtRunner
 
         base = [
-            "--project-dir", str(self.environment.project_dir),
-            "--profiles-dir", str(self.environment.profiles_dir),
+            "--project-dir",
+            str(self.environment.project_dir),
+            "--profiles-dir",
+            str(self.environment.profiles_dir),
         ]
         command, rest = args[0], args[1:]
         full = [
-            "--quiet", "--log-path", str(self.environment.dbt_log_dir),
-            command, *base, *rest,
+            "--quiet",
+            "--log-path",
+            str(self.environment.dbt_log_dir),
+            command,
+            *base,
+            *rest,
         ]
         log.debug("dbt %s", " ".join(full))
         dbt_log = self.environment.dbt_log_dir / "dbt.log"

@@ -47,12 +47,21 @@ def run_demo(project: DbtProject, hours: float, interval: timedelta, offset: tim
     window_size = int(project.setting("window_size_seconds"))
     comparisons = [
         compare_window_means(
-            project.spark, tables["water_level_readings"], f"{schema}.water_level_window_means", final_run_time,
+            project.spark,
+            tables["water_level_readings"],
+            f"{schema}.water_level_window_means",
+            final_run_time,
             WindowSettings(window_size_seconds=window_size, late_window_seconds=late_window),
         ),
         compare_error_rates(
-            project.spark, tables["page_errors"], tables["page_views"], f"{schema}.page_error_rates", final_run_time,
-            window_size, late_window, late_window,
+            project.spark,
+            tables["page_errors"],
+            tables["page_views"],
+            f"{schema}.page_error_rates",
+            final_run_time,
+            window_size,
+            late_window,
+            late_window,
         ),
     ]
     for comparison in comparisons:
@@ -61,7 +70,9 @@ def run_demo(project: DbtProject, hours: float, interval: timedelta, offset: tim
     seconds = sorted(report.seconds for report in reports[1:]) or [reports[0].seconds]
     log.info(
         "warm runs (both pipelines): median %.2f s, max %.2f s over %d runs",
-        seconds[len(seconds) // 2], seconds[-1], len(seconds),
+        seconds[len(seconds) // 2],
+        seconds[-1],
+        len(seconds),
     )
     reconciliations = len(reports) // DEMO_UPKEEP.reconcile_every
     repaired = sum(report.windows_repaired for report in reports)

@@ -74,9 +74,7 @@ def find_project_dir() -> Path:
     configured = os.environ.get("LATE_DATA_PROJECT_DIR")
     candidate = Path(configured) if configured else Path(__file__).resolve().parents[2]
     if not (candidate / "dbt_project.yml").is_file():
-        raise SetupError(
-            f"no dbt_project.yml in {candidate}: set LATE_DATA_PROJECT_DIR to the project root"
-        )
+        raise SetupError(f"no dbt_project.yml in {candidate}: set LATE_DATA_PROJECT_DIR to the project root")
     return candidate
 
 
@@ -89,9 +87,7 @@ def prepare_environment() -> ProjectEnvironment:
         target_setting if target_setting in EMBEDDED_TARGETS else "iceberg"
     )
     if table_format not in TABLE_FORMATS:
-        raise SetupError(
-            f"LATE_DATA_TABLE_FORMAT={table_format!r} is not supported: use one of {TABLE_FORMATS}"
-        )
+        raise SetupError(f"LATE_DATA_TABLE_FORMAT={table_format!r} is not supported: use one of {TABLE_FORMATS}")
     target = validate_target(target_setting or table_format, table_format)
     require_java()
     home = Path(os.environ.get("LATE_DATA_HOME", project_dir / ".late_data")).resolve()

@@ -10,7 +10,7 @@ moved event time) and readings later than the late window. Every random draw is 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 LATENESS_PROFILES = ("uniform", "long_tail")
@@ -42,23 +42,19 @@ class Scenario:
 
 
 def epoch_seconds(moment: datetime) -> int:
-    return int(moment.replace(tzinfo=timezone.utc).timestamp())
+    return int(moment.replace(tzinfo=UTC).timestamp())
 
 
 def _uniform(scenario: Scenario, purpose: str) -> str:
     """SQL for a uniform draw in [0, 1) fixed by (seed, tick, location, purpose)."""
     return (
-        f"((xxhash64({scenario.seed}, tick_epoch, location_index, '{purpose}') & 9007199254740991)"
-        " / 9007199254740992D)"
+        f"((xxhash64({scenario.seed}, tick_epoch, location_index, '{purpose}') & 9007199254740991) / 9007199254740992D)"
     )
 
 
 def _level(epoch_expression: str) -> str:
     """A smooth, location-specific water level, rounded to millimetres."""
-    return (
-        f"round(5 + (location_index % 17) * 0.25"
-        f" + 0.8 * sin({epoch_expression} / 1800.0 + location_index), 3)"
-    )
+    return f"round(5 + (location_index % 17) * 0.25 + 0.8 * sin({epoch_expression} / 1800.0 + location_index), 3)"
 
 
 def generate_sql(scenario: Scenario, origin: datetime, start: datetime, end: datetime) -> str:
@@ -67,7 +63,7 @@ def generate_sql(scenario: Scenario, origin: datetime, start: datetime, end: dat
     first_tick = -(-epoch_seconds(start) // interval) * interval
     last_tick = epoch_seconds(end) - 1
     origin_epoch = epoch_seconds(origin)
-    u = lambda purpose: _uniform(scenario, purpose)  # noqa: E731 - a short local alias
+    u = lambda purpose: _uniform(scenario, purpose)
     if scenario.lateness == "uniform":
         lateness = f"{u('lateness')} * {scenario.max_lateness_seconds}"
     else:
@@ -90,33 +86,33 @@ with grid as (
 ),
 on_time as (
     select concat('wl-', location_index, '-', tick_epoch) as event_id, {location} as location,
-        timestamp_seconds(tick_epoch) as event_time, {_level('tick_epoch')} as value,
+        timestamp_seconds(tick_epoch) as event_time, {_level("tick_epoch")} as value,
         {ingested} as ingested_at
     from grid
 ),
 late as (
     select concat('wl-late-', location_index, '-', tick_epoch) as event_id, {location} as location,
         timestamp_seconds(tick_epoch - {lateness}) as event_time,
-        {_level(f'(tick_epoch - {lateness})')} as value, {ingested} as ingested_at
+        {_level(f"(tick_epoch - {lateness})")} as value, {ingested} as ingested_at
     from grid
-    where {u('is_late')} < {scenario.late_share}
+    where {u("is_late")} < {scenario.late_share}
 ),
 corrections as (
     select concat('wl-', location_index, '-', {corrected_tick}) as event_id, {location} as location,
         timestamp_seconds({corrected_tick}
-            + if({u('moved')} < {scenario.moved_correction_share}, {scenario.window_size_seconds}, 0))
+            + if({u("moved")} < {scenario.moved_correction_share}, {scenario.window_size_seconds}, 0))
             as event_time,
-        round({_level(corrected_tick)} + 0.05 + {u('correction')} * 0.5, 3) as value,
+        round({_level(corrected_tick)} + 0.05 + {u("correction")} * 0.5, 3) as value,
         {ingested} as ingested_at
     from grid
-    where {u('is_correction')} < {scenario.correction_share} and {corrected_tick} >= {origin_epoch}
+    where {u("is_correction")} < {scenario.correction_share} and {corrected_tick} >= {origin_epoch}
 ),
 too_late as (
     select concat('wl-tl-', location_index, '-', tick_epoch) as event_id, {location} as location,
         timestamp_seconds({too_late_epoch}) as event_time, {_level(too_late_epoch)} as value,
         {ingested} as ingested_at
     from grid
-    where {u('is_too_late')} < {scenario.too_late_share}
+    where {u("is_too_late")} < {scenario.too_late_share}
 )
 select * from on_time
 union all select * from late
@@ -181,10 +177,10 @@ def page_counts_sql(scenario: PageScenario, origin: datetime, start: datetime, e
     lateness = f"{u('lateness')}" if scenario.lateness == "uniform" else f"pow({u('lateness')}, 6)"
     too_late = scenario.late_window_seconds + scenario.window_size_seconds
     delay_ms = f"""cast(1000 * case
-            when {u('is_too_late')} < {scenario.too_late_share}
-                then {too_late} + {u('too_late')} * {scenario.late_window_seconds}
-            when {u('is_late')} < {scenario.late_share} then {lateness} * {scenario.max_lateness_seconds}
-            else {u('delay')} * {min(2, interval)}
+            when {u("is_too_late")} < {scenario.too_late_share}
+                then {too_late} + {u("too_late")} * {scenario.late_window_seconds}
+            when {u("is_late")} < {scenario.late_share} then {lateness} * {scenario.max_lateness_seconds}
+            else {u("delay")} * {min(2, interval)}
         end as bigint)"""
     page = "concat('/page-', lpad(cast(page_index as string), 3, '0'))"
     return f"""
@@ -192,8 +188,8 @@ with walks as (
     select
         tick_epoch,
         page_index,
-        sum({u('view_step')} - 0.5) over page_ticks as view_walk,
-        sum({u('error_step')} - 0.5) over page_ticks as error_walk
+        sum({u("view_step")} - 0.5) over page_ticks as view_walk,
+        sum({u("error_step")} - 0.5) over page_ticks as error_walk
     from (select explode(sequence({first_tick}L, {last_tick}L, {interval}L)) as tick_epoch)
     cross join (select id as page_index, 'walk' as source_table from range({scenario.pages}))
     where {first_tick} <= {last_tick}

@@ -58,8 +58,7 @@ def counted_versions(
         .withColumn("own_key", order_key)
         .join(
             candidates,
-            (F.col("event_id") == F.col("candidate_event_id"))
-            & (F.col("candidate_ingested_at") <= F.col("horizon")),
+            (F.col("event_id") == F.col("candidate_event_id")) & (F.col("candidate_ingested_at") <= F.col("horizon")),
         )
         .groupBy("event_id", "own_key", "window_start", key_column, "value")
         .agg(F.max("candidate_key").alias("newest_key"))
@@ -118,9 +117,9 @@ def expected_error_rates(
         "view_count",
         F.when(total > 0, 100.0 * F.col("error_count") / total).alias("error_rate_percent"),
         (F.col("error_count_rows") + F.col("view_count_rows")).alias("counted_rows"),
-        _is_final(
-            window_size_seconds, max(errors_late_window_seconds, views_late_window_seconds), run_time
-        ).alias("is_final"),
+        _is_final(window_size_seconds, max(errors_late_window_seconds, views_late_window_seconds), run_time).alias(
+            "is_final"
+        ),
     )
 
 
@@ -156,8 +155,13 @@ def compare_error_rates(
     """Every (window, page) of the rate oracle and of the rates table, matched both ways."""
     return compare(
         expected_error_rates(
-            spark, errors_table, views_table, run_time, window_size_seconds,
-            errors_late_window_seconds, views_late_window_seconds,
+            spark,
+            errors_table,
+            views_table,
+            run_time,
+            window_size_seconds,
+            errors_late_window_seconds,
+            views_late_window_seconds,
         ),
         spark.table(result_table),
         keys=["window_start", "page"],

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 
 from tqdm import tqdm
 
@@ -201,7 +201,7 @@ def run_real_clock(
     reports: list[RunReport] = []
     fed_until = fed_from
     while runs is None or len(reports) < runs:
-        now = datetime.now(timezone.utc).replace(tzinfo=None)
+        now = datetime.now(UTC).replace(tzinfo=None)
         run_time = next_run_time(now, interval, offset)
         time.sleep(max(0.0, (run_time - now).total_seconds()))
         if feed is not None:

@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 
 # A dbt log event: "HH:MM:SS.ffffff [level] [thread]: message", after an ANSI colour reset.
@@ -22,8 +23,12 @@ STATEMENT_KINDS = (
     (re.compile(r"select (?:partition_start|count)"), "staged rows: what to write"),
     (re.compile(r"select min\(ingested_at\)"), "recompute: earliest arrival"),
     (re.compile(r"create (?:or replace )?(?:temporary )?view"), "views: temporary and snapshot staging"),
-    (re.compile(r"(?:describe|show|set|reset|drop view|create table if not exists|create schema|select \* from values)\b"),
-     "catalog and session: describe, show, set, drop"),
+    (
+        re.compile(
+            r"(?:describe|show|set|reset|drop view|create table if not exists|create schema|select \* from values)\b"
+        ),
+        "catalog and session: describe, show, set, drop",
+    ),
 )
 
 
@@ -48,16 +53,21 @@ def logged_statements(lines: list[str]) -> tuple[list[LoggedStatement], float]:
     for line in lines:
         match = LOG_EVENT.match(line)
         if match:
-            events.append([datetime.strptime(match.group(1), "%H:%M:%S.%f"), match.group(2).strip(), match.group(3), None])
+            events.append(
+                [datetime.strptime(match.group(1), "%H:%M:%S.%f"), match.group(2).strip(), match.group(3), None]
+            )
         elif (
-            events and events[-1][2].startswith("On ") and events[-1][2].rstrip().endswith("*/")
-            and line.strip() and not line.strip().startswith(("/*", "--"))
+            events
+            and events[-1][2].startswith("On ")
+            and events[-1][2].rstrip().endswith("*/")
+            and line.strip()
+            and not line.strip().startswith(("/*", "--"))
             and len(events[-1][3] or "") < 300
         ):
             events[-1][3] = f"{events[-1][3]} {line.strip()}" if events[-1][3] else line.strip()
     statements: list[LoggedStatement] = []
     running: dict[str, int] = {}  # thread -> index of its statement awaiting "SQL status"
-    for (moment, thread, message, sql), (following, *_) in zip(events, events[1:]):
+    for (moment, thread, message, sql), (following, *_) in pairwise(events):
         seconds = (following - moment).total_seconds()
         if sql is not None:
             statements.append(LoggedStatement(sql, seconds))
@@ -90,6 +100,8 @@ def profile_lines(lines: list[str], spark_jobs: int) -> list[str]:
     rows = ["| where | statements | seconds |", "|---|---:|---:|"]
     for kind in sorted(seconds, key=seconds.get, reverse=True):
         rows.append(f"| {kind} | {counts[kind]} | {seconds[kind]:.2f} |")
-    rows.append(f"| dbt between statements (parse reuse, compile, hooks, artifacts) | | {span - sum(seconds.values()):.2f} |")
+    rows.append(
+        f"| dbt between statements (parse reuse, compile, hooks, artifacts) | | {span - sum(seconds.values()):.2f} |"
+    )
     rows.append(f"| **invocation** | {len(statements)} statements, {spark_jobs} Spark jobs | **{span:.2f}** |")
     return rows

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Iterable
+from typing import Any
 
-WATER_LEVEL_COLUMNS = (
-    "event_id string, location string, event_time timestamp, value double, ingested_at timestamp"
-)
+WATER_LEVEL_COLUMNS = "event_id string, location string, event_time timestamp, value double, ingested_at timestamp"
 PAGE_COUNT_COLUMNS = "event_id string, page string, event_time timestamp, value bigint, ingested_at timestamp"
 
 # Source table -> its columns; every table is append-only, a later row with the same event_id

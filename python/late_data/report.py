@@ -27,9 +27,11 @@ def write_report(spark: Any, schema: str, path: Path, windows_per_pipeline: int 
         "<h2>How late rows arrive</h2>",
         _figure(_lateness_figure(spark, schema)),
         _table(spark.sql(f"select * from {schema}.late_window_recommendations order by source_table")),
-        _table(spark.sql(
-            f"select * from {schema}.source_lateness_distribution where series_key is null order by source_table"
-        )),
+        _table(
+            spark.sql(
+                f"select * from {schema}.source_lateness_distribution where series_key is null order by source_table"
+            )
+        ),
         "<h2>From first published to final</h2>",
         "<p>Each line is one window: after each run that changed it, how far its published value was"
         " from the final one; a filled marker is final.</p>",
@@ -93,7 +95,7 @@ def _revision_paths_figure(spark: Any, schema: str, windows: int) -> Any:
         ("page_error_rate_revisions", "page", "error_rate_percent", "error % - final (points)"),
     ]
     figure, axes = plt.subplots(1, len(pipelines), figsize=(11, 3.8))
-    for axis, (revisions, key, value, label) in zip(axes, pipelines):
+    for axis, (revisions, key, value, label) in zip(axes, pipelines, strict=True):
         most_revised = spark.sql(
             f"""
             select window_start, {key}
@@ -111,7 +113,7 @@ def _revision_paths_figure(spark: Any, schema: str, windows: int) -> Any:
             versions = spark.sql(
                 f"""
                 select valid_from, {value} as value, is_final from {schema}.{revisions}
-                where window_start = timestamp'{window['window_start']:%Y-%m-%d %H:%M:%S}' and {key} = '{window[key]}'
+                where window_start = timestamp'{window["window_start"]:%Y-%m-%d %H:%M:%S}' and {key} = '{window[key]}'
                     and {value} is not null
                 order by version_number
                 """
@@ -122,7 +124,10 @@ def _revision_paths_figure(spark: Any, schema: str, windows: int) -> Any:
             (line,) = axis.step(times, values, where="post", label=f"{window[key]} {window['window_start']:%H:%M}")
             for row in versions:
                 axis.plot(
-                    row["valid_from"], row["value"] - final, "o", color=line.get_color(),
+                    row["valid_from"],
+                    row["value"] - final,
+                    "o",
+                    color=line.get_color(),
                     fillstyle="full" if row["is_final"] else "none",
                 )
         axis.set(title=revisions, xlabel="run time", ylabel=label)
@@ -144,9 +149,7 @@ def _figure(figure: Any) -> str:
 def _table(frame: Any) -> str:
     rows = frame.collect()
     header = "".join(f"<th>{html.escape(column)}</th>" for column in frame.columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_cell(value))}</td>" for value in row) + "</tr>" for row in rows
-    )
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(value))}</td>" for value in row) + "</tr>" for row in rows)
     return f"<table><tr>{header}</tr>{body}</table>"
 
 

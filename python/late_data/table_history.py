@@ -110,26 +110,30 @@ def _delta_commits_after(spark: Any, table: str, version: int | None) -> list[Co
         # A file removed and added again with a deletion vector had rows deleted, not rewritten.
         marked = {f["path"] for f in added if f.get("deletionVector")} & {f["path"] for f in removed}
 
-        def records(files: list[dict[str, Any]]) -> int:
-            return sum(json.loads(f.get("stats") or "{}").get("numRecords", 0) for f in files if f["path"] not in marked)
-
-        def cardinality(files: list[dict[str, Any]]) -> int:
-            return sum((f.get("deletionVector") or {}).get("cardinality", 0) for f in files if f["path"] in marked)
-
         commits.append(
             Commit(
                 version=row["version"],
                 operation=row["operation"],
                 partitions_added=frozenset(_delta_partition(f, partition_columns) for f in added),
                 partitions_removed=frozenset(_delta_partition(f, partition_columns) for f in removed),
-                records_added=records(added),
-                records_removed=records(removed),
+                records_added=_delta_records(added, marked),
+                records_removed=_delta_records(removed, marked),
                 files_added=len(added),
                 files_removed=len(removed),
-                rows_deleted=cardinality(added) - cardinality(removed),
+                rows_deleted=_delta_deleted(added, marked) - _delta_deleted(removed, marked),
             )
         )
     return commits
+
+
+def _delta_records(files: list[dict[str, Any]], marked: set[str]) -> int:
+    """Rows in the added or removed files, except files only marked with a deletion vector."""
+    return sum(json.loads(f.get("stats") or "{}").get("numRecords", 0) for f in files if f["path"] not in marked)
+
+
+def _delta_deleted(files: list[dict[str, Any]], marked: set[str]) -> int:
+    """Rows deleted through deletion vectors of the marked files."""
+    return sum((f.get("deletionVector") or {}).get("cardinality", 0) for f in files if f["path"] in marked)
 
 
 def _delta_partition(action: dict[str, Any], partition_columns: list[tuple[str, str]]) -> tuple[Any, ...]:

@@ -18,7 +18,10 @@ from late_data.raw_tables import ensure_raw_tables
 
 # Short settings keep the scenarios small: 10-minute late window, 5-minute partitions, 4 series buckets.
 TEST_VARS: dict[str, Any] = {
-    "late_window_seconds": 600, "window_size_seconds": 60, "partition_size_seconds": 300, "series_buckets": 4,
+    "late_window_seconds": 600,
+    "window_size_seconds": 60,
+    "partition_size_seconds": 300,
+    "series_buckets": 4,
 }
 
 

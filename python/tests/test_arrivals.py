@@ -33,7 +33,9 @@ def mismatched(pipeline: Pipeline, run_time: datetime) -> int:
 
 def reconcile(pipeline: Pipeline, run_time: datetime) -> Any:
     pipeline.runs += 1
-    return run_pipeline(pipeline.project, run_time, scheduled_selection(pipeline.pipeline_tag, first_run=False), reconcile=True)
+    return run_pipeline(
+        pipeline.project, run_time, scheduled_selection(pipeline.pipeline_tag, first_run=False), reconcile=True
+    )
 
 
 def test_a_row_written_after_its_run_with_an_earlier_stamp_still_counts(pipeline: Pipeline) -> None:
@@ -63,7 +65,8 @@ def test_reconciliation_repairs_what_the_arrival_driven_path_missed(pipeline: Pi
     )
     # 2. A row stamped before the write delay the scheduled runs allow for, written only now.
     append_readings(
-        pipeline.spark, pipeline.raw_table,
+        pipeline.spark,
+        pipeline.raw_table,
         [Reading("written-late", "loc-00002", at(9.5), 100.0, at(10) - timedelta(seconds=WRITE_DELAY_SECONDS + 60))],
     )
     feed(at(9), at(12))
@@ -90,11 +93,15 @@ def test_history_records_the_runs_a_failed_snapshot_missed(pipeline: Pipeline) -
     vanished in it included); the run after catches up. As of every run time, the history gives
     the table as that run left it."""
     scenario = Scenario(
-        locations=4, late_share=0.5, max_lateness_seconds=600, late_window_seconds=600,
-        correction_share=0.05, moved_correction_share=0.5,
+        locations=4,
+        late_share=0.5,
+        max_lateness_seconds=600,
+        late_window_seconds=600,
+        correction_share=0.05,
+        moved_correction_share=0.5,
     )
     feed = scenario_feed(pipeline.project, pipeline.raw_tables, T0, water_levels=scenario)
-    add = lambda *readings: append_readings(pipeline.spark, pipeline.raw_table, readings)  # noqa: E731
+    add = lambda *readings: append_readings(pipeline.spark, pipeline.raw_table, readings)
     add(Reading("solo", "pier", at(4.5), 2.0, at(4.6)))  # the only reading of pier's 08:04 window
     columns = "window_start, location, reading_count, mean_value, is_final"
     published: dict[datetime, list[Any]] = {}
@@ -144,7 +151,9 @@ def test_a_run_with_nothing_new_commits_nothing(pipeline: Pipeline) -> None:
     fmt = pipeline.project.environment.table_format
     schema = pipeline.project.target_schema()
     tables = [
-        f"{schema}.int_water_level_readings__versions", pipeline.means_table, pipeline.too_late_table,
+        f"{schema}.int_water_level_readings__versions",
+        pipeline.means_table,
+        pipeline.too_late_table,
         f"{schema}.water_level_window_means_history",
     ]
     versions = {table: latest_version(pipeline.spark, table, fmt) for table in tables}
@@ -159,13 +168,17 @@ def test_bad_settings_are_refused_naming_the_setting(pipeline: Pipeline) -> None
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("d", "quay", at(0.5), 1.0, at(0.6))])
     pipeline.run(at(1))
     pipeline.project.use_vars({**TEST_VARS, "series_buckets": 6})
-    with pytest.raises(DbtInvocationError, match="var series_buckets=6 differs from the 4 that water_level_window_means"):
+    with pytest.raises(
+        DbtInvocationError, match="var series_buckets=6 differs from the 4 that water_level_window_means"
+    ):
         pipeline.run(at(2))
     pipeline.project.use_vars({**TEST_VARS, "write_delay_seconds": -5})
     with pytest.raises(DbtInvocationError, match="var write_delay_seconds=-5 must be a whole number, at least 0"):
         pipeline.run(at(2))
     pipeline.project.use_vars(TEST_VARS)
     with pytest.raises(DbtInvocationError, match="var reconcile must be true or false"):
-        pipeline.project.invoke(["run", "--select", "water_level_window_means"], {"run_time": "2026-03-06 08:02:00", "reconcile": "maybe"})
+        pipeline.project.invoke(
+            ["run", "--select", "water_level_window_means"], {"run_time": "2026-03-06 08:02:00", "reconcile": "maybe"}
+        )
     with pytest.raises(DbtInvocationError, match="is before the last run of water_level_window_means"):
         pipeline.run(at(0.5))

@@ -30,9 +30,19 @@ PROJECT_DIR = find_project_dir()
 BIN = Path(sys.executable).parent
 # Everything prepare_environment exports or the cluster reads: saved and restored around each test.
 SETTINGS = (
-    "LATE_DATA_HOME", "LATE_DATA_TABLE_FORMAT", "LATE_DATA_TARGET", "LATE_DATA_WAREHOUSE", "LATE_DATA_SCRATCH",
-    "DBT_PROFILES_DIR", "LATE_DATA_POSTGRES_PORT", "LATE_DATA_METASTORE_PORT", "LATE_DATA_SPARK_MASTER_PORT",
-    "LATE_DATA_SPARK_UI_PORT", "LATE_DATA_THRIFT_PORT", "LATE_DATA_POSTGRES_BIN", "LATE_DATA_POSTGRES_JDBC_JAR",
+    "LATE_DATA_HOME",
+    "LATE_DATA_TABLE_FORMAT",
+    "LATE_DATA_TARGET",
+    "LATE_DATA_WAREHOUSE",
+    "LATE_DATA_SCRATCH",
+    "DBT_PROFILES_DIR",
+    "LATE_DATA_POSTGRES_PORT",
+    "LATE_DATA_METASTORE_PORT",
+    "LATE_DATA_SPARK_MASTER_PORT",
+    "LATE_DATA_SPARK_UI_PORT",
+    "LATE_DATA_THRIFT_PORT",
+    "LATE_DATA_POSTGRES_BIN",
+    "LATE_DATA_POSTGRES_JDBC_JAR",
 )
 
 
@@ -47,8 +57,13 @@ def clean_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 def fake_tools(tmp_path: Path) -> cluster.Tools:
     return cluster.Tools(
-        java="java", spark_home=tmp_path, postgres_bin=tmp_path, psql="psql", jdbc_jar=tmp_path / "postgresql.jar",
-        iceberg_jar=tmp_path / "iceberg.jar", postgres_os_user=None,
+        java="java",
+        spark_home=tmp_path,
+        postgres_bin=tmp_path,
+        psql="psql",
+        jdbc_jar=tmp_path / "postgresql.jar",
+        iceberg_jar=tmp_path / "iceberg.jar",
+        postgres_os_user=None,
     )
 
 
@@ -61,8 +76,11 @@ def test_a_taken_port_names_the_process_holding_it() -> None:
         holder.listen()
         port = holder.getsockname()[1]
         assert cluster.port_owner(port) is not None and f"pid {os.getpid()}" in cluster.port_owner(port)
-        with pytest.raises(SetupError, match=rf"port {port} for the thriftserver is taken by pid {os.getpid()} .*"
-                           r"LATE_DATA_THRIFT_PORT"):
+        with pytest.raises(
+            SetupError,
+            match=rf"port {port} for the thriftserver is taken by pid {os.getpid()} .*"
+            r"LATE_DATA_THRIFT_PORT",
+        ):
             cluster.require_free_port("thriftserver", "127.0.0.1", port)
     cluster.require_free_port("thriftserver", "127.0.0.1", port)  # free once the holder is gone
 
@@ -75,7 +93,7 @@ def test_cluster_up_refuses_a_taken_port_before_starting_anything(
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         monkeypatch.setenv("LATE_DATA_POSTGRES_PORT", str(holder.getsockname()[1]))
-        with pytest.raises(SetupError, match="for the postgres is taken by pid .*LATE_DATA_POSTGRES_PORT"):
+        with pytest.raises(SetupError, match=r"for the postgres is taken by pid .*LATE_DATA_POSTGRES_PORT"):
             cluster.cluster_up(prepare_environment())
     assert not list((clean_settings / "cluster" / "run").glob("*.pid"))
     assert not (clean_settings / "cluster" / "postgres").exists()
@@ -102,7 +120,10 @@ def test_missing_jdbc_driver_says_what_to_install(clean_settings: Path, monkeypa
         ({"LATE_DATA_TARGET": "yarn"}, "LATE_DATA_TARGET='yarn' is not a profile target"),
         ({"LATE_DATA_TARGET": "thrift", "LATE_DATA_TABLE_FORMAT": "delta"}, "supports Iceberg tables only"),
         ({"LATE_DATA_TARGET": "delta", "LATE_DATA_TABLE_FORMAT": "iceberg"}, "does not match LATE_DATA_TABLE_FORMAT"),
-        ({"LATE_DATA_TARGET": "thrift", "LATE_DATA_THRIFT_PORT": "10o15"}, "LATE_DATA_THRIFT_PORT='10o15' is not a TCP"),
+        (
+            {"LATE_DATA_TARGET": "thrift", "LATE_DATA_THRIFT_PORT": "10o15"},
+            "LATE_DATA_THRIFT_PORT='10o15' is not a TCP",
+        ),
         ({"LATE_DATA_TARGET": "cluster", "LATE_DATA_METASTORE_PORT": "70000"}, "LATE_DATA_METASTORE_PORT='70000'"),
         ({"LATE_DATA_WAREHOUSE": "warehouse"}, "LATE_DATA_WAREHOUSE='warehouse' is relative"),
         ({"LATE_DATA_SCRATCH": "./scratch"}, "LATE_DATA_SCRATCH='./scratch' is relative"),
@@ -152,9 +173,11 @@ def test_a_taken_derby_metastore_is_described_not_crashed_on(tmp_path: Path) -> 
     gets one such result without a message, and the cause only in the log."""
     outcome = SimpleNamespace(
         exception=None,
-        result=SimpleNamespace(results=[
-            SimpleNamespace(status="error", unique_id="macro.late_data.late_data_create_raw_schema", message=None),
-        ]),
+        result=SimpleNamespace(
+            results=[
+                SimpleNamespace(status="error", unique_id="macro.late_data.late_data_create_raw_schema", message=None),
+            ]
+        ),
     )
     log_text = "Runtime Error\n  Unable to instantiate org.apache.hadoop.hive.ql.metadata.SessionHiveMetaStoreClient"
     environment = ProjectEnvironment(project_dir=tmp_path, home=tmp_path, table_format="iceberg")
@@ -163,10 +186,15 @@ def test_a_taken_derby_metastore_is_described_not_crashed_on(tmp_path: Path) -> 
     assert "macro.late_data.late_data_create_raw_schema: failed without a message" in message
     shared = ProjectEnvironment(project_dir=tmp_path, home=tmp_path, table_format="iceberg", target="cluster")
     assert "late-data cluster status" in describe_failure(outcome, log_text, shared)
-    ordinary = SimpleNamespace(exception=None, result=SimpleNamespace(results=[
-        SimpleNamespace(status="error", node=SimpleNamespace(unique_id="model.late_data.m"), message="boom"),
-        SimpleNamespace(status="success", node=SimpleNamespace(unique_id="model.late_data.n"), message=None),
-    ]))
+    ordinary = SimpleNamespace(
+        exception=None,
+        result=SimpleNamespace(
+            results=[
+                SimpleNamespace(status="error", node=SimpleNamespace(unique_id="model.late_data.m"), message="boom"),
+                SimpleNamespace(status="success", node=SimpleNamespace(unique_id="model.late_data.n"), message=None),
+            ]
+        ),
+    )
     assert describe_failure(ordinary) == "model.late_data.m: boom"
 
 
@@ -185,7 +213,9 @@ def test_the_thrift_server_gets_the_cluster_targets_table_settings(clean_setting
     assert properties["spark.master"] == "spark://127.0.0.1:17077"
     assert properties["spark.jars"] == f"{clean_settings}/jars/iceberg-spark-runtime.jar"
     embedded = cluster.profile_spark_settings(environment, "iceberg")
-    assert embedded["spark.master"] == "local[*]" and embedded["spark.hadoop.iceberg.engine.hive.lock-enabled"] == "false"
+    assert (
+        embedded["spark.master"] == "local[*]" and embedded["spark.hadoop.iceberg.engine.hive.lock-enabled"] == "false"
+    )
     assert "derby" in embedded["spark.hadoop.javax.jdo.option.ConnectionURL"]
 
 
@@ -228,13 +258,21 @@ def cluster_env() -> Iterator[dict[str, str]]:
     postgres, metastore, master, thrift = free_ports(4)
     (ui,) = free_ports(1, consecutive=1 + WORKERS)
     env = {key: value for key, value in os.environ.items() if key not in SETTINGS}
-    env.update({
-        "LATE_DATA_HOME": str(home), "LATE_DATA_POSTGRES_PORT": str(postgres),
-        "LATE_DATA_METASTORE_PORT": str(metastore), "LATE_DATA_SPARK_MASTER_PORT": str(master),
-        "LATE_DATA_SPARK_UI_PORT": str(ui), "LATE_DATA_THRIFT_PORT": str(thrift),
-        "DBT_PROFILES_DIR": str(PROJECT_DIR / "profiles"), "DBT_TARGET_PATH": str(home / "target"),
-        "DBT_USE_COLORS": "false", "LATE_DATA_DRIVER_MEMORY": "1g", "LATE_DATA_WORKERS": str(WORKERS),
-    })
+    env.update(
+        {
+            "LATE_DATA_HOME": str(home),
+            "LATE_DATA_POSTGRES_PORT": str(postgres),
+            "LATE_DATA_METASTORE_PORT": str(metastore),
+            "LATE_DATA_SPARK_MASTER_PORT": str(master),
+            "LATE_DATA_SPARK_UI_PORT": str(ui),
+            "LATE_DATA_THRIFT_PORT": str(thrift),
+            "DBT_PROFILES_DIR": str(PROJECT_DIR / "profiles"),
+            "DBT_TARGET_PATH": str(home / "target"),
+            "DBT_USE_COLORS": "false",
+            "LATE_DATA_DRIVER_MEMORY": "1g",
+            "LATE_DATA_WORKERS": str(WORKERS),
+        }
+    )
     yield env
     late_data(env, "cluster", "down")  # whatever happened
     shutil.rmtree(home, ignore_errors=True)
@@ -242,7 +280,12 @@ def cluster_env() -> Iterator[dict[str, str]]:
 
 def late_data(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "late_data.cli", *args], env=env, capture_output=True, text=True, timeout=600, check=False,
+        [sys.executable, "-m", "late_data.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
 
 
@@ -255,7 +298,11 @@ def thrift_cursor(env: dict[str, str]) -> Any:
 def dbt(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(BIN / "dbt"), *args, "--project-dir", str(PROJECT_DIR), "--log-path", f"{env['LATE_DATA_HOME']}/logs"],
-        env={**env, "LATE_DATA_TARGET": "thrift"}, capture_output=True, text=True, timeout=300, check=False,
+        env={**env, "LATE_DATA_TARGET": "thrift"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
 
 
@@ -298,7 +345,10 @@ def test_cluster_serves_one_catalog_to_the_thrift_server_spark_and_dbt(cluster_e
     go = Path(env["LATE_DATA_HOME"]) / "go"
     second = subprocess.Popen(
         [sys.executable, "-c", CLUSTER_PROCESS, str(go), str(burst)],
-        env={**env, "LATE_DATA_TARGET": "cluster"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**env, "LATE_DATA_TARGET": "cluster"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         first_line = second.stdout.readline() if second.stdout else ""
@@ -360,13 +410,29 @@ def scheduled_runs_through_thrift_while_another_process_reads(env: dict[str, str
     stop = Path(env["LATE_DATA_HOME"]) / "stop_reading"
     reader = subprocess.Popen(
         [sys.executable, "-c", READER_PROCESS, str(stop)],
-        env={**env, "LATE_DATA_TARGET": "cluster"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**env, "LATE_DATA_TARGET": "cluster"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         schedule = late_data(
-            {**env, "LATE_DATA_TARGET": "thrift"}, "schedule", "--clock", "simulated", "--origin", "2026-05-01 00:00:00",
-            "--end", "2026-05-01 00:30:00", "--interval", "600", "--locations", "6", "--pages", "3",
-            "--reconcile-every", "3",
+            {**env, "LATE_DATA_TARGET": "thrift"},
+            "schedule",
+            "--clock",
+            "simulated",
+            "--origin",
+            "2026-05-01 00:00:00",
+            "--end",
+            "2026-05-01 00:30:00",
+            "--interval",
+            "600",
+            "--locations",
+            "6",
+            "--pages",
+            "3",
+            "--reconcile-every",
+            "3",
         )
         stop.touch()
         reads, reader_errors = reader.communicate(timeout=300)

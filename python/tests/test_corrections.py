@@ -26,7 +26,9 @@ def window_row(pipeline: Pipeline, location: str, window_start: datetime) -> dic
 def touched_since(pipeline: Pipeline, version: int | None) -> set[tuple[datetime, int]]:
     """(time partition, series bucket) of every partition the means table's commits touched."""
     fmt = pipeline.project.environment.table_format
-    return set().union(*(c.partitions_touched for c in commits_after(pipeline.spark, pipeline.means_table, fmt, version)))
+    return set().union(
+        *(c.partitions_touched for c in commits_after(pipeline.spark, pipeline.means_table, fmt, version))
+    )
 
 
 def version_of(pipeline: Pipeline) -> int | None:

@@ -51,7 +51,9 @@ def test_real_clock_runs_ten_seconds_after_each_minute() -> None:
 
 
 def test_simulated_schedule_covers_the_span() -> None:
-    times = list(schedule_times(datetime(2026, 1, 1), datetime(2026, 1, 1, 0, 30), timedelta(minutes=5), timedelta(seconds=10)))
+    times = list(
+        schedule_times(datetime(2026, 1, 1), datetime(2026, 1, 1, 0, 30), timedelta(minutes=5), timedelta(seconds=10))
+    )
     assert times[0] == datetime(2026, 1, 1, 0, 0, 10)
     assert times[-1] == datetime(2026, 1, 1, 0, 25, 10)
     assert len(times) == 6

@@ -34,15 +34,22 @@ def partition_of(moment: datetime) -> datetime:
 
 def expected(pipeline: Pipeline, run_time: datetime) -> Any:
     return expected_error_rates(
-        pipeline.spark, pipeline.raw_tables["page_errors"], pipeline.raw_tables["page_views"], run_time,
-        TEST_VARS["window_size_seconds"], ERRORS_LATE_WINDOW, VIEWS_LATE_WINDOW,
+        pipeline.spark,
+        pipeline.raw_tables["page_errors"],
+        pipeline.raw_tables["page_views"],
+        run_time,
+        TEST_VARS["window_size_seconds"],
+        ERRORS_LATE_WINDOW,
+        VIEWS_LATE_WINDOW,
     )
 
 
 def touched_since(pipeline: Pipeline, version: int | None) -> set[tuple[datetime, int]]:
     """(time partition, series bucket) of every partition the rates table's commits touched."""
     fmt = pipeline.project.environment.table_format
-    return set().union(*(c.partitions_touched for c in commits_after(pipeline.spark, pipeline.rates_table, fmt, version)))
+    return set().union(
+        *(c.partitions_touched for c in commits_after(pipeline.spark, pipeline.rates_table, fmt, version))
+    )
 
 
 def version_of(pipeline: Pipeline) -> int | None:
@@ -58,9 +65,14 @@ def scheduled_rates(project: Any) -> dict[str, Any]:
 
     def after_run(report: RunReport) -> None:
         comparison = compare_error_rates(
-            pipeline.spark, pipeline.raw_tables["page_errors"], pipeline.raw_tables["page_views"],
-            pipeline.rates_table, report.run_time, TEST_VARS["window_size_seconds"],
-            ERRORS_LATE_WINDOW, VIEWS_LATE_WINDOW,
+            pipeline.spark,
+            pipeline.raw_tables["page_errors"],
+            pipeline.raw_tables["page_views"],
+            pipeline.rates_table,
+            report.run_time,
+            TEST_VARS["window_size_seconds"],
+            ERRORS_LATE_WINDOW,
+            VIEWS_LATE_WINDOW,
         )
         new = expected(pipeline, report.run_time)
         if previous["run_time"] is None:
@@ -84,8 +96,13 @@ def scheduled_rates(project: Any) -> dict[str, Any]:
         previous.update(run_time=report.run_time, version=version_of(pipeline))
 
     run_simulated(
-        pipeline.project, scenario_feed(pipeline.project, pipeline.raw_tables, ORIGIN, pages=SCENARIO),
-        ORIGIN, ORIGIN + timedelta(minutes=30), timedelta(minutes=3), timedelta(seconds=10), after_run,
+        pipeline.project,
+        scenario_feed(pipeline.project, pipeline.raw_tables, ORIGIN, pages=SCENARIO),
+        ORIGIN,
+        ORIGIN + timedelta(minutes=30),
+        timedelta(minutes=3),
+        timedelta(seconds=10),
+        after_run,
         pipeline_tag=pipeline.pipeline_tag,
     )
     return {"pipeline": pipeline, "observed": observed}
@@ -106,9 +123,12 @@ def test_rates_match_the_oracle_after_every_run(scheduled_rates: dict[str, Any])
         assert late > 20, source_table
     zero = pipeline.spark.sql(f"select count(*) from {pipeline.rates_table} where error_count = 0").first()[0]
     assert zero > 0
-    assert pipeline.spark.sql(
-        f"select count(*) from {pipeline.rates_table} where error_count = 0 and error_rate_percent != 0"
-    ).first()[0] == 0
+    assert (
+        pipeline.spark.sql(
+            f"select count(*) from {pipeline.rates_table} where error_count = 0 and error_rate_percent != 0"
+        ).first()[0]
+        == 0
+    )
 
 
 def test_only_partitions_whose_rates_changed_are_rewritten(scheduled_rates: dict[str, Any]) -> None:
@@ -123,7 +143,9 @@ def test_rate_history_and_full_refresh(scheduled_rates: dict[str, Any]) -> None:
     schema = pipeline.project.target_schema()
     reasons = {
         row["revision_reason"]
-        for row in pipeline.spark.sql(f"select distinct revision_reason from {schema}.page_error_rate_revisions").collect()
+        for row in pipeline.spark.sql(
+            f"select distinct revision_reason from {schema}.page_error_rate_revisions"
+        ).collect()
     }
     assert {"initial", "late_data", "finalized"} <= reasons
     run_time = scheduled_rates["observed"][-1]["report"].run_time
@@ -133,7 +155,7 @@ def test_rate_history_and_full_refresh(scheduled_rates: dict[str, Any]) -> None:
         ["run", "--full-refresh", "--select", "+page_error_rates"], {"run_time": run_time.strftime("%Y-%m-%d %H:%M:%S")}
     )
     rebuilt = pipeline.spark.sql(f"select {columns} from {pipeline.rates_table}").collect()
-    key = lambda row: (row["window_start"], row["page"])  # noqa: E731
+    key = lambda row: (row["window_start"], row["page"])
     assert sorted(incremental, key=key) == sorted(rebuilt, key=key)
     assert len(rebuilt) > 100
 
@@ -156,10 +178,14 @@ def rate_row(pipeline: Pipeline, page: str, window_start: datetime) -> dict | No
 def test_a_late_row_in_either_series_rewrites_only_its_partition(project: Any, tmp_path) -> None:
     pipeline = rates_pipeline(project)
     errors, views = pipeline.raw_tables["page_errors"], pipeline.raw_tables["page_views"]
-    append_page_counts(pipeline.spark, views, [
-        PageCount("v1", "/home", at(0.5), 90, at(0.6)),
-        PageCount("v2", "/home", at(6.5), 50, at(6.6)),
-    ])
+    append_page_counts(
+        pipeline.spark,
+        views,
+        [
+            PageCount("v1", "/home", at(0.5), 90, at(0.6)),
+            PageCount("v2", "/home", at(6.5), 50, at(6.6)),
+        ],
+    )
     append_page_counts(pipeline.spark, errors, [PageCount("e1", "/home", at(6.5), 50, at(6.6))])
     pipeline.run(at(8))
     home = rate_row(pipeline, "/home", at(0))
@@ -189,7 +215,13 @@ def test_a_late_row_in_either_series_rewrites_only_its_partition(project: Any, t
     # A backfill including too-late rows revises the final window, with a manifest entry for it.
     pipeline.run(at(30))
     changes, _ = run_backfill(
-        pipeline.project, at(0), at(5), timedelta(hours=1), include_too_late=True, run_time=at(30.5), manifest_dir=tmp_path
+        pipeline.project,
+        at(0),
+        at(5),
+        timedelta(hours=1),
+        include_too_late=True,
+        run_time=at(30.5),
+        manifest_dir=tmp_path,
     )
     assert [(c.table, c.partition_start, c.sum_before, c.sum_after) for c in changes] == [
         ("page_error_rates", at(0), 115, 120)
@@ -207,8 +239,7 @@ def test_recommended_late_window_matches_a_constructed_distribution(project: Any
     99.9 % of them is 999 s; the configured 600 s captures 60 % and the test warns."""
     pipeline = rates_pipeline(project)
     counts = [
-        PageCount(f"v{k}", "/home", at(k % 50), 1, at(k % 50) + timedelta(seconds=60 + k))
-        for k in range(1, 1001)
+        PageCount(f"v{k}", "/home", at(k % 50), 1, at(k % 50) + timedelta(seconds=60 + k)) for k in range(1, 1001)
     ]
     append_page_counts(pipeline.spark, pipeline.raw_tables["page_views"], counts)
     schema = pipeline.project.target_schema()
@@ -219,9 +250,11 @@ def test_recommended_late_window_matches_a_constructed_distribution(project: Any
         test = pipeline.project.invoke(
             ["test", "--select", "assert_late_window_captures_target_share"], {"run_time": "2026-05-02 09:00:00"}
         )
-        row = pipeline.spark.sql(
-            f"select * from {schema}.late_window_recommendations where source_table = 'page_views'"
-        ).first().asDict()
+        row = (
+            pipeline.spark.sql(f"select * from {schema}.late_window_recommendations where source_table = 'page_views'")
+            .first()
+            .asDict()
+        )
         (status,) = [str(result.status) for result in test.result.results if result.node.resource_type == "test"]
         return {**row, "test_status": status}
 

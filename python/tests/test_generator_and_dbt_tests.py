@@ -13,8 +13,14 @@ from late_data.raw_tables import PAGE_COUNT_COLUMNS, WATER_LEVEL_COLUMNS, Readin
 from tests.conftest import Pipeline
 
 ORIGIN = datetime(2026, 4, 1, 6, 0, 0)
-SCENARIO = Scenario(locations=5, correction_share=0.05, moved_correction_share=0.5, too_late_share=0.05,
-                    late_window_seconds=600, max_lateness_seconds=600)
+SCENARIO = Scenario(
+    locations=5,
+    correction_share=0.05,
+    moved_correction_share=0.5,
+    too_late_share=0.05,
+    late_window_seconds=600,
+    max_lateness_seconds=600,
+)
 PAGES = PageScenario(pages=4, late_share=0.3, max_lateness_seconds=600, too_late_share=0.05, late_window_seconds=600)
 
 
@@ -35,17 +41,24 @@ def test_generator_does_not_depend_on_batch_boundaries(pipeline: Pipeline) -> No
 def test_page_generator_does_not_depend_on_batch_boundaries(pipeline: Pipeline) -> None:
     spark, schema = pipeline.spark, pipeline.project.raw_schema()
     whole = {name: f"{schema}.whole_{name}" for name in ("page_errors", "page_views")}
-    for name, table in whole.items():
+    for table in whole.values():
         spark.sql(f"create table {table} ({PAGE_COUNT_COLUMNS}) using {pipeline.project.environment.table_format}")
     generate_page_counts(spark, whole, PAGES, ORIGIN, ORIGIN, ORIGIN + timedelta(minutes=20))
     generate_page_counts(spark, pipeline.raw_tables, PAGES, ORIGIN, ORIGIN, ORIGIN + timedelta(minutes=7))
-    generate_page_counts(spark, pipeline.raw_tables, PAGES, ORIGIN, ORIGIN + timedelta(minutes=7), ORIGIN + timedelta(minutes=20))
+    generate_page_counts(
+        spark, pipeline.raw_tables, PAGES, ORIGIN, ORIGIN + timedelta(minutes=7), ORIGIN + timedelta(minutes=20)
+    )
     for name, table in whole.items():
         in_batches = spark.table(pipeline.raw_tables[name])
         assert in_batches.count() == spark.table(table).count() > 4 * 60
         assert in_batches.exceptAll(spark.table(table)).count() == 0
         # Rows arrive in the batch of their ingestion: late rows of early minutes land in the second one.
-        assert in_batches.where("event_time < timestamp'2026-04-01 06:07:00' and ingested_at >= timestamp'2026-04-01 06:07:00'").count() > 0
+        assert (
+            in_batches.where(
+                "event_time < timestamp'2026-04-01 06:07:00' and ingested_at >= timestamp'2026-04-01 06:07:00'"
+            ).count()
+            > 0
+        )
 
 
 def test_dbt_data_tests_pass_on_generated_data(pipeline: Pipeline) -> None:
@@ -61,7 +74,11 @@ def test_dbt_data_tests_pass_on_generated_data(pipeline: Pipeline) -> None:
     }
     assert len(statuses) >= 20
     # Both scenarios send rows later than the late window, so those tests warn; all others pass.
-    for warning in ("assert_no_too_late_readings", "assert_no_too_late_page_counts", "assert_late_window_captures_target_share"):
+    for warning in (
+        "assert_no_too_late_readings",
+        "assert_no_too_late_page_counts",
+        "assert_late_window_captures_target_share",
+    ):
         assert statuses.pop(warning) == "warn", warning
     assert set(statuses.values()) == {"pass"}
 

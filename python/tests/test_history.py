@@ -35,7 +35,7 @@ def history_size(pipeline: Pipeline) -> int:
 
 
 def test_history_records_each_real_change_with_its_reason(pipeline: Pipeline, tmp_path) -> None:
-    add = lambda *readings: append_readings(pipeline.spark, pipeline.raw_table, readings)  # noqa: E731
+    add = lambda *readings: append_readings(pipeline.spark, pipeline.raw_table, readings)
     add(Reading("a", "harbour", at(0.2), 1.0, at(0.3)))
     pipeline.run(at(1))
     add(Reading("b", "harbour", at(0.5), 3.0, at(2.5)))  # late row
@@ -54,14 +54,24 @@ def test_history_records_each_real_change_with_its_reason(pipeline: Pipeline, tm
 
     history = revisions(pipeline, "harbour")
     assert [(h["version_number"], h["revision_reason"]) for h in history] == [
-        (1, "initial"), (2, "late_data"), (3, "correction"), (4, "finalized"),
+        (1, "initial"),
+        (2, "late_data"),
+        (3, "correction"),
+        (4, "finalized"),
     ]
     assert [h["valid_from"] for h in history] == [at(1), at(3), at(5), at(12)]
     assert [h["valid_to"] for h in history] == [at(3), at(5), at(12), None]
     assert [(h["reading_count"], h["mean_value"], h["is_final"]) for h in history] == [
-        (1, 1.0, False), (2, 2.0, False), (2, 2.5, False), (2, 2.5, True),
+        (1, 1.0, False),
+        (2, 2.0, False),
+        (2, 2.5, False),
+        (2, 2.5, True),
     ]
-    assert (history[1]["value_change"], history[1]["value_change_percent"], history[1]["count_change"]) == (1.0, 100.0, 1)
+    assert (history[1]["value_change"], history[1]["value_change_percent"], history[1]["count_change"]) == (
+        1.0,
+        100.0,
+        1,
+    )
 
     # As of any past run time, the history gives the table as that run left it.
     schema = pipeline.project.target_schema()
@@ -69,13 +79,21 @@ def test_history_records_each_real_change_with_its_reason(pipeline: Pipeline, tm
         ["show", "--select", "water_level_window_means_as_of", "--limit", "10"],
         {"run_time": "2026-03-03 08:13:00", "as_of": "2026-03-03 08:04:00"},
     )
-    shown = [dict(zip(as_of.result.results[0].agate_table.column_names, row)) for row in as_of.result.results[0].agate_table.rows]
+    shown = [
+        dict(zip(as_of.result.results[0].agate_table.column_names, row, strict=True))
+        for row in as_of.result.results[0].agate_table.rows
+    ]
     assert [(row["location"], row["reading_count"], float(row["mean_value"])) for row in shown] == [("harbour", 2, 2.0)]
 
     # A scheduled run past the late window of 08:00's partition, then the deliberate revision.
     pipeline.run(at(20))
     changes, manifest = run_backfill(
-        pipeline.project, at(0), at(5), timedelta(hours=1), include_too_late=True, run_time=at(20.5),
+        pipeline.project,
+        at(0),
+        at(5),
+        timedelta(hours=1),
+        include_too_late=True,
+        run_time=at(20.5),
         manifest_dir=tmp_path,
     )
     assert [(c.partition_start, c.rows_before, c.rows_after, c.sum_before, c.sum_after) for c in changes] == [
@@ -84,7 +102,11 @@ def test_history_records_each_real_change_with_its_reason(pipeline: Pipeline, tm
     with manifest.open() as handle:
         assert [row["partition_start"] for row in csv.DictReader(handle)] == ["2026-03-03 08:00:00"]
     history = revisions(pipeline, "harbour")
-    assert (history[-1]["version_number"], history[-1]["revision_reason"], history[-1]["reading_count"]) == (5, "backfill", 3)
+    assert (history[-1]["version_number"], history[-1]["revision_reason"], history[-1]["reading_count"]) == (
+        5,
+        "backfill",
+        3,
+    )
 
     pipeline.run(at(21))  # the next scheduled run leaves the backfilled window alone
     assert len(revisions(pipeline, "harbour")) == 5
@@ -102,7 +124,12 @@ def test_backfill_of_unchanged_history_changes_nothing(pipeline: Pipeline, tmp_p
     pipeline.run(at(2))
     pipeline.run(at(30))
     changes, _ = run_backfill(
-        pipeline.project, at(0), at(15), timedelta(minutes=5), include_too_late=False, run_time=at(30.5),
+        pipeline.project,
+        at(0),
+        at(15),
+        timedelta(minutes=5),
+        include_too_late=False,
+        run_time=at(30.5),
         manifest_dir=tmp_path,
     )
     assert changes == []
@@ -112,8 +139,13 @@ def test_backfill_of_unchanged_history_changes_nothing(pipeline: Pipeline, tmp_p
 def test_backfill_including_too_late_rows_refuses_windows_still_open(pipeline: Pipeline, tmp_path) -> None:
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("e", "lock", at(1.2), 4.0, at(1.3))])
     pipeline.run(at(8))
-    with pytest.raises(DbtInvocationError, match="a backfill must end by .* still kept by scheduled runs"):
+    with pytest.raises(DbtInvocationError, match=r"a backfill must end by .* still kept by scheduled runs"):
         run_backfill(
-            pipeline.project, at(0), at(10), timedelta(hours=1), include_too_late=True, run_time=at(8.5),
+            pipeline.project,
+            at(0),
+            at(10),
+            timedelta(hours=1),
+            include_too_late=True,
+            run_time=at(8.5),
             manifest_dir=tmp_path,
         )

@@ -17,12 +17,14 @@ def test_maintenance_expires_snapshots_and_compacts_the_audit(pipeline: Pipeline
     scenario = Scenario(locations=4, late_share=0.3, max_lateness_seconds=600, late_window_seconds=600)
     feed = scenario_feed(pipeline.project, pipeline.raw_tables, ORIGIN, water_levels=scenario)
     interval, offset = timedelta(minutes=5), timedelta(seconds=10)
-    reports = run_simulated(pipeline.project, feed, ORIGIN, ORIGIN + timedelta(minutes=30), interval, offset, pipeline_tag="water_level")
+    reports = run_simulated(
+        pipeline.project, feed, ORIGIN, ORIGIN + timedelta(minutes=30), interval, offset, pipeline_tag="water_level"
+    )
     pipeline.runs = len(reports)
     tables = [pipeline.means_table, pipeline.too_late_table, f"{schema}.water_level_window_means_history"]
     audit = f"{schema}.late_data_run_audit"
-    snapshots = lambda table: spark.sql(f"select count(*) from {table}.snapshots").first()[0]  # noqa: E731
-    data_files = lambda table: spark.sql(f"select count(*) from {table}.files").first()[0]  # noqa: E731
+    snapshots = lambda table: spark.sql(f"select count(*) from {table}.snapshots").first()[0]
+    data_files = lambda table: spark.sql(f"select count(*) from {table}.files").first()[0]
     # The means and history tables commit on every run that changes a window; the too-late listing
     # only on runs that found a too-late row.
     assert all(snapshots(table) >= len(reports) - 1 for table in tables[::2])
@@ -31,9 +33,11 @@ def test_maintenance_expires_snapshots_and_compacts_the_audit(pipeline: Pipeline
     means, history = pipeline.rows(pipeline.means_table), spark.table(tables[2]).count()
     audit_rows = spark.table(audit).count()
 
-    pipeline.project.invoke(["run-operation", "late_data_maintain_tables", "--args", "{keep_hours: 0, keep_snapshots: 1}"])
+    pipeline.project.invoke(
+        ["run-operation", "late_data_maintain_tables", "--args", "{keep_hours: 0, keep_snapshots: 1}"]
+    )
 
-    assert all(snapshots(table) == 1 for table in tables + [audit])
+    assert all(snapshots(table) == 1 for table in [*tables, audit])
     assert data_files(audit) == 1
     assert pipeline.rows(pipeline.means_table) == means
     assert (spark.table(tables[2]).count(), spark.table(audit).count()) == (history, audit_rows)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -51,7 +50,9 @@ def files_before(pipeline: Pipeline, horizon: datetime) -> list[Path]:
     results = [
         row
         for table in (pipeline.means_table, f"{schema}.water_level_window_means_history")
-        for row in pipeline.spark.sql(f"select file_path from {table}.files where partition.partition_start < {at}").collect()
+        for row in pipeline.spark.sql(
+            f"select file_path from {table}.files where partition.partition_start < {at}"
+        ).collect()
     ]
     return [local_path(row["file_path"]) for row in raw + results]
 
@@ -61,16 +62,19 @@ def test_a_scheduled_run_reads_no_file_older_than_its_horizon(pipeline: Pipeline
     scenario = Scenario(locations=6, late_share=0.3, max_lateness_seconds=600, late_window_seconds=600)
     feed = scenario_feed(pipeline.project, pipeline.raw_tables, ORIGIN, water_levels=scenario)
     interval, offset = timedelta(minutes=10), timedelta(seconds=10)
-    reports = run_simulated(pipeline.project, feed, ORIGIN, ORIGIN + timedelta(minutes=60), interval, offset, pipeline_tag="water_level")
+    reports = run_simulated(
+        pipeline.project, feed, ORIGIN, ORIGIN + timedelta(minutes=60), interval, offset, pipeline_tag="water_level"
+    )
     pipeline.runs = len(reports)
     last = reports[-1].run_time
     run_time = last + interval
     feed(last, run_time)
     # The oldest partition the next run can change: the late window (plus a window, plus the write
     # delay a raw row may have) before the last run.
-    horizon = partition_of(last - timedelta(
-        seconds=TEST_VARS["late_window_seconds"] + TEST_VARS["window_size_seconds"] + WRITE_DELAY_SECONDS
-    ))
+    horizon = partition_of(
+        last
+        - timedelta(seconds=TEST_VARS["late_window_seconds"] + TEST_VARS["window_size_seconds"] + WRITE_DELAY_SECONDS)
+    )
     hidden = files_before(pipeline, horizon)
     assert len(hidden) >= 10, "the history should hold files the run does not need"
     moved = {path: tmp_path / f"{index}.parquet" for index, path in enumerate(hidden)}
@@ -92,7 +96,7 @@ def test_a_correction_that_arrived_before_the_horizon_still_supersedes(pipeline:
     the present before either leaves the scan horizon by event time. The reading stays in the
     range a later run checks, its correction does not: the run must still read the correction."""
     t0 = datetime(2026, 3, 4, 8, 0, 0)
-    at = lambda minutes: t0 + timedelta(minutes=minutes)  # noqa: E731
+    at = lambda minutes: t0 + timedelta(minutes=minutes)
     append_readings(
         pipeline.spark,
         pipeline.raw_table,
@@ -115,5 +119,7 @@ def test_a_correction_that_arrived_before_the_horizon_still_supersedes(pipeline:
 
 def test_partitions_must_nest_windows(pipeline: Pipeline) -> None:
     pipeline.project.use_vars({**TEST_VARS, "partition_size_seconds": 90})
-    with pytest.raises(DbtInvocationError, match="partition_size_seconds=90 must be a multiple of window_size_seconds=60"):
+    with pytest.raises(
+        DbtInvocationError, match="partition_size_seconds=90 must be a multiple of window_size_seconds=60"
+    ):
         pipeline.project.invoke(["compile", "--select", "int_water_level_readings__windowed"])

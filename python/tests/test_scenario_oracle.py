@@ -35,7 +35,9 @@ def partition_of(moment: datetime) -> datetime:
     return datetime(1970, 1, 1) + timedelta(seconds=((moment - datetime(1970, 1, 1)).total_seconds() // size) * size)
 
 
-def oracle_partitions_changed(pipeline: Pipeline, before: datetime | None, after: datetime) -> set[tuple[datetime, int]]:
+def oracle_partitions_changed(
+    pipeline: Pipeline, before: datetime | None, after: datetime
+) -> set[tuple[datetime, int]]:
     """(time partition, series bucket) where the oracle's windows differ between two run times
     (count, mean, status, presence)."""
     new = expected_window_means(pipeline.spark, pipeline.raw_table, after, SETTINGS)
@@ -44,8 +46,10 @@ def oracle_partitions_changed(pipeline: Pipeline, before: datetime | None, after
     else:
         old = expected_window_means(pipeline.spark, pipeline.raw_table, before, SETTINGS)
         columns = ["window_start", "location", "reading_count", "mean_value", "is_final"]
-        changed = new.select(columns).exceptAll(old.select(columns)).unionByName(
-            old.select(columns).exceptAll(new.select(columns))
+        changed = (
+            new.select(columns)
+            .exceptAll(old.select(columns))
+            .unionByName(old.select(columns).exceptAll(new.select(columns)))
         )
     buckets = F.pmod(F.xxhash64("location"), F.lit(TEST_VARS["series_buckets"]))
     return {
@@ -79,8 +83,13 @@ def scheduled_history(project: Any) -> dict[str, Any]:
         previous["version"] = latest_version(pipeline.spark, pipeline.means_table, fmt)
 
     run_simulated(
-        pipeline.project, scenario_feed(pipeline.project, pipeline.raw_tables, ORIGIN, water_levels=SCENARIO),
-        ORIGIN, ORIGIN + timedelta(minutes=36), timedelta(minutes=3), timedelta(seconds=10), after_run,
+        pipeline.project,
+        scenario_feed(pipeline.project, pipeline.raw_tables, ORIGIN, water_levels=SCENARIO),
+        ORIGIN,
+        ORIGIN + timedelta(minutes=36),
+        timedelta(minutes=3),
+        timedelta(seconds=10),
+        after_run,
         pipeline_tag=pipeline.pipeline_tag,
     )
     return {"pipeline": pipeline, "observed": observed}
@@ -105,8 +114,11 @@ def test_only_partitions_whose_input_changed_are_rewritten(scheduled_history: di
     last = observed[-1]
     all_partitions = {
         (row["partition_start"], row["series_bucket"])
-        for row in scheduled_history["pipeline"].spark.table(scheduled_history["pipeline"].means_table)
-        .select("partition_start", "series_bucket").distinct().collect()
+        for row in scheduled_history["pipeline"]
+        .spark.table(scheduled_history["pipeline"].means_table)
+        .select("partition_start", "series_bucket")
+        .distinct()
+        .collect()
     }
     assert len(last["touched"]) < len(all_partitions)
 
@@ -194,7 +206,7 @@ def test_replaying_a_past_run_time_reproduces_the_as_of_read_exactly(scheduled_h
         """
     ).collect()
     replayed = replay_in_scratch_schema(pipeline, run_time, columns)
-    key = lambda row: (row["window_start"], row["location"])  # noqa: E731
+    key = lambda row: (row["window_start"], row["location"])
     assert sorted(published, key=key) == sorted(replayed, key=key)
     assert len(published) > 100
 
@@ -222,9 +234,12 @@ def test_full_refresh_gives_bit_identical_results(scheduled_history: dict[str, A
     run_time = scheduled_history["observed"][-1]["report"].run_time
     columns = "window_start, location, reading_count, mean_value, value_sum, readings_digest"
     incremental = pipeline.spark.sql(f"select {columns} from {pipeline.means_table}").collect()
-    pipeline.project.invoke(["run", "--full-refresh", "--select", f"+tag:{pipeline.pipeline_tag}"], {"run_time": run_time.strftime("%Y-%m-%d %H:%M:%S")})
+    pipeline.project.invoke(
+        ["run", "--full-refresh", "--select", f"+tag:{pipeline.pipeline_tag}"],
+        {"run_time": run_time.strftime("%Y-%m-%d %H:%M:%S")},
+    )
     rebuilt = pipeline.spark.sql(f"select {columns} from {pipeline.means_table}").collect()
-    key = lambda row: (row["window_start"], row["location"])  # noqa: E731
+    key = lambda row: (row["window_start"], row["location"])
     assert sorted(incremental, key=key) == sorted(rebuilt, key=key)
     assert len(rebuilt) > 100
 
