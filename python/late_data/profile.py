@@ -17,6 +17,7 @@ STATEMENT_KINDS = (
     (re.compile(r"insert overwrite directory '[^']*/([^/']+)'"), "compute and stage: {0}"),
     (re.compile(r"insert overwrite (?:table )?(\S+)"), "write: insert overwrite {0}"),
     (re.compile(r"merge into (\S+)"), "write: merge into {0}"),
+    (re.compile(r"create (?:or replace )?table (?!if not exists)(\S+)"), "write: create table {0}"),
     (re.compile(r"insert into (?:table )?(\S+)"), "write: insert into {0}"),
     (re.compile(r"delete from (\S+)"), "write: delete from {0}"),
     (re.compile(r"select\s+model,"), "run audit: last runs"),
@@ -25,11 +26,14 @@ STATEMENT_KINDS = (
     (re.compile(r"create (?:or replace )?(?:temporary )?view"), "views: temporary and snapshot staging"),
     (
         re.compile(
-            r"(?:describe|show|set|reset|drop view|create table if not exists|create schema|select \* from values)\b"
+            r"(?:describe|show|set|reset|drop view|drop table|create table if not exists|create schema|select \* from values)\b"
         ),
         "catalog and session: describe, show, set, drop",
     ),
 )
+
+
+SQL_STATUS = re.compile(r"in (\d+(?:\.\d+)?) seconds")
 
 
 @dataclass(frozen=True)
@@ -73,8 +77,12 @@ def logged_statements(lines: list[str]) -> tuple[list[LoggedStatement], float]:
             statements.append(LoggedStatement(sql, seconds))
             running[thread] = len(statements) - 1
         elif message.startswith("SQL status") and thread in running:
+            # dbt's own duration of the statement (events such as "Opening a new connection" may
+            # come between its start and its status), plus fetching its result.
             index = running.pop(thread)
-            statements[index] = LoggedStatement(statements[index].sql, statements[index].seconds + seconds)
+            reported = SQL_STATUS.search(message)
+            took = float(reported.group(1)) if reported else statements[index].seconds
+            statements[index] = LoggedStatement(statements[index].sql, max(took, statements[index].seconds) + seconds)
     span = (events[-1][0] - events[0][0]).total_seconds() if events else 0.0
     return statements, span
 
