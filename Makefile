@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup demo test lint pytest pytest-cluster bench bench-quick cluster-up cluster-down cluster-status cluster-demo clean
+.PHONY: setup demo test lint pytest pytest-cluster cluster-packages bench bench-quick cluster-up cluster-down cluster-status cluster-demo clean
 
 setup: $(INSTALLED)
 
@@ -28,7 +28,7 @@ lint: setup
 	$(BIN)/ruff check python
 	$(BIN)/ruff format --check python
 
-pytest: setup
+pytest: setup cluster-packages
 	$(BIN)/pytest python/tests
 
 test: lint pytest
@@ -42,7 +42,17 @@ bench-quick: setup
 
 # A shared catalog (PostgreSQL + Hive metastore service), a Spark standalone master with two workers
 # and a Spark Thrift Server on this machine, state in LATE_DATA_HOME/cluster (docs/cluster.md).
-cluster-up: setup
+# The local cluster's catalog lives in PostgreSQL: Debian's server binaries and JDBC driver, installed
+# with apt-get (sudo when not root) when missing.
+cluster-packages:
+	@if ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || [ ! -f /usr/share/java/postgresql.jar ]; then \
+		sudo=""; if [ "$$(id -u)" != 0 ]; then sudo="sudo"; fi; \
+		echo "installing postgresql and libpostgresql-jdbc-java (the local cluster's catalog)"; \
+		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends \
+			postgresql libpostgresql-jdbc-java; \
+	fi
+
+cluster-up: setup cluster-packages
 	$(BIN)/late-data cluster up
 
 cluster-down: setup
@@ -56,7 +66,7 @@ cluster-demo: cluster-up
 	LATE_DATA_TARGET=thrift $(BIN)/late-data demo
 
 # Only the cluster test (brings a cluster up in a temporary LATE_DATA_HOME and down again).
-pytest-cluster: setup
+pytest-cluster: setup cluster-packages
 	$(BIN)/pytest python/tests -m cluster
 
 clean:
