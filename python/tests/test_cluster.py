@@ -445,6 +445,11 @@ def scheduled_runs_through_thrift_while_another_process_reads(env: dict[str, str
     assert reader.returncode == 0, reader_errors[-3000:]
     # The reader saw the runs' audit as they landed, at least one of them while the scheduler ran.
     assert json.loads(reads.strip().splitlines()[-1]), reads
+    # The data tests and the table maintenance through the Thrift Server too.
+    tests = dbt(env, "test")
+    assert tests.returncode == 0 and "ERROR=0" in tests.stdout, tests.stdout[-3000:]
+    maintain = dbt(env, "run-operation", "late_data_maintain_tables")
+    assert maintain.returncode == 0, maintain.stdout[-3000:]
     last_run = run_lines[-1].split()[0].removeprefix("run_time=") + " " + run_lines[-1].split()[1]
     check = late_data({**env, "LATE_DATA_TARGET": "cluster"}, "check", "--run-time", last_run)
     assert check.returncode == 0 and " 0 mismatched" in check.stdout, check.stdout + check.stderr[-3000:]

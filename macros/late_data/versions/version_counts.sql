@@ -146,7 +146,8 @@
 
 {% macro late_data_count_plan(versions, late_window_seconds, counted_for, listed_for=[]) %}
     {#- What late_data_version_counts reads from `versions` in this run, for the result model
-        `counted_for` and the listings `listed_for` (model names): {mode (the result model's,
+        `counted_for` and those of the listings `listed_for` (model names) selected in this
+        invocation: {mode (the result model's,
         late_data_run_mode), counted_run_time (the previous run its counted_before refers to),
         arrived_since (only events with a version arrived after it; none: no such restriction),
         lookup (SQL predicate), checked (the recomputed range, or none)}. Recorded for the models
@@ -155,7 +156,9 @@
     {%- set run_mode = late_data_run_mode(result) if execute else {'mode': 'rebuild', 'previous_run_time': none} -%}
     {%- set since = [] -%}
     {%- set everything = [run_mode.mode == 'rebuild'] -%}
-    {%- for listing in listed_for -%}
+    {#- A listing not selected in this invocation reads nothing now; when it next runs, the counts of
+        that invocation cover the arrivals since its own previous run. -#}
+    {%- for listing in listed_for if ('model.' ~ project_name ~ '.' ~ listing) in selected_resources -%}
         {%- set listed_since = late_data_listing_since(api.Relation.create(schema=this.schema, identifier=listing, type='table')) if execute else none -%}
         {%- if listed_since is none -%}{%- do everything.append(true) -%}{%- else -%}{%- do since.append(listed_since) -%}{%- endif -%}
     {%- endfor -%}
