@@ -396,7 +396,8 @@ from late_data.environment import prepare_environment
 spark = DbtProject(prepare_environment()).spark
 seen = set()
 while not os.path.exists(sys.argv[1]):
-    if spark.catalog.tableExists("analytics.late_data_run_audit"):
+    # The audit is created when the first build starts, the result tables as it goes on.
+    if all(spark.catalog.tableExists(f"analytics.{table}") for table in ("late_data_run_audit", "water_level_window_means")):
         seen.add(str(spark.sql("select max(run_time) from analytics.late_data_run_audit").first()[0]))
         spark.sql("select count(*), sum(reading_count) from analytics.water_level_window_means").collect()
     time.sleep(1)
