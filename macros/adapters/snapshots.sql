@@ -63,7 +63,7 @@
     {#- Staging of a history that is up to date: this run's changes, without reading the history. -#}
     {%- set vanished_keys = [] -%}
     {%- for key in plan.vanished -%}
-        {%- do vanished_keys.append("('" ~ key | replace("'", "\\'") ~ "')") -%}
+        {%- do vanished_keys.append('(' ~ late_data_string_literal(key) ~ ')') -%}
     {%- endfor %}
     with
 
@@ -123,7 +123,7 @@
     {%- set vanished_in_audit = plan.since is not none -%}
     {%- set vanished_keys = [] -%}
     {%- for key in plan.vanished -%}
-        {%- do vanished_keys.append("('" ~ key | replace("'", "\\'") ~ "')") -%}
+        {%- do vanished_keys.append('(' ~ late_data_string_literal(key) ~ ')') -%}
     {%- endfor %}
     with
 

@@ -103,7 +103,7 @@
         {%- endfor -%}
         {%- set vanished = [] -%}
         {%- for key in written.get('vanished', []) -%}
-            {%- do vanished.append("'" ~ key | replace("'", "\\'") ~ "'") -%}
+            {%- do vanished.append(late_data_string_literal(key)) -%}
         {%- endfor -%}
         {%- set row -%}
             select

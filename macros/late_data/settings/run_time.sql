@@ -8,6 +8,12 @@
 {% endmacro %}
 
 
+{% macro late_data_string_literal(text) %}
+    {#- A Spark SQL string literal for `text` (quotes escaped). -#}
+    {{- return("'" ~ text | replace("'", "\\'") ~ "'") -}}
+{% endmacro %}
+
+
 {% macro late_data_timestamp_literal(moment) %}
     {{- return("timestamp'" ~ moment.strftime('%Y-%m-%d %H:%M:%S') ~ "'") -}}
 {% endmacro %}
