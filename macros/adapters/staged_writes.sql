@@ -61,13 +61,14 @@
 
 {% macro get_insert_into_sql(source_relation, target_relation) %}
     {#- Late-data versions tables (role `versions`, incremental append): the new row versions are
-        appended, if there are any. -#}
+        appended, if there are any; how many, and how many of them are quarantined, go to the audit. -#}
     {%- if late_data_role() != 'versions' -%}
         {{- return(dbt.get_insert_into_sql(source_relation, target_relation)) -}}
     {%- endif -%}
     {%- set staged = late_data_stage(source_relation, target_relation) -%}
-    {%- set rows = run_query('select count(*) from ' ~ staged).columns[0].values()[0] | int -%}
-    {%- do late_data_record_write(target_relation, {'mode': 'append', 'rows_written': rows}) -%}
+    {%- set counts = run_query('select count(*), count_if(quarantine_reason is not null) from ' ~ staged).rows[0] -%}
+    {%- set rows = counts[0] | int -%}
+    {%- do late_data_record_write(target_relation, {'mode': 'append', 'rows_written': rows, 'rows_quarantined': counts[1] | int}) -%}
     {%- if rows == 0 -%}
         {{- return('select 1 as nothing_to_append') -}}
     {%- endif -%}

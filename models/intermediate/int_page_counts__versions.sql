@@ -1,7 +1,10 @@
+{#- on_schema_change fail: a versions table lacking a column of its staging model (an upgrade
+    adding the quarantine reason, say) would silently drop it; refused, rebuild with --full-refresh. -#}
 {{
     config(
         materialized='incremental',
         incremental_strategy='append',
+        on_schema_change='fail',
         tags=['late_data', 'late_data_versions', 'web_pages'],
         meta={'late_data_sources': ['page_errors', 'page_views'], 'late_data_role': 'versions'},
     )
@@ -33,7 +36,8 @@ delivered_versions as (
         event_time,
         error_count,
         0 as view_count,
-        ingested_at
+        ingested_at,
+        quarantine_reason
     from page_errors
 
     union all
@@ -45,7 +49,8 @@ delivered_versions as (
         event_time,
         0 as error_count,
         view_count,
-        ingested_at
+        ingested_at,
+        quarantine_reason
     from page_views
 
 ),
@@ -68,5 +73,6 @@ select
     error_count,
     view_count,
     ingested_at,
+    quarantine_reason,
     {{ late_data_run_time() }} as loaded_at
 from new_versions

@@ -3,10 +3,36 @@
 
 with
 
+page_errors as (
+
+    select * from {{ ref('stg_web__page_errors') }}
+
+),
+
+page_views as (
+
+    select * from {{ ref('stg_web__page_views') }}
+
+),
+
+countable_errors as (
+
+    select * from page_errors
+    where quarantine_reason is null
+
+),
+
+countable_views as (
+
+    select * from page_views
+    where quarantine_reason is null
+
+),
+
 windowed_errors as (
 
     {{ late_data_windowed(
-        ref('stg_web__page_errors'), late_data_late_window_seconds(['page_errors']), series_key='page',
+        'countable_errors', late_data_late_window_seconds(['page_errors']), series_key='page',
     ) }}
 
 ),
@@ -14,7 +40,7 @@ windowed_errors as (
 windowed_views as (
 
     {{ late_data_windowed(
-        ref('stg_web__page_views'), late_data_late_window_seconds(['page_views']), series_key='page',
+        'countable_views', late_data_late_window_seconds(['page_views']), series_key='page',
     ) }}
 
 ),

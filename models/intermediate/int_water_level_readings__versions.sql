@@ -1,7 +1,10 @@
+{#- on_schema_change fail: a versions table lacking a column of its staging model (an upgrade
+    adding the quarantine reason, say) would silently drop it; refused, rebuild with --full-refresh. -#}
 {{
     config(
         materialized='incremental',
         incremental_strategy='append',
+        on_schema_change='fail',
         tags=['late_data', 'late_data_versions', 'water_level'],
         meta={'late_data_sources': ['water_level_readings'], 'late_data_role': 'versions'},
     )
@@ -34,5 +37,6 @@ select
     event_time,
     reading_value,
     ingested_at,
+    quarantine_reason,
     {{ late_data_run_time() }} as loaded_at
 from new_versions

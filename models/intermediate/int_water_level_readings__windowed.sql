@@ -1,9 +1,22 @@
 with
 
+readings as (
+
+    select * from {{ ref('stg_sensors__water_level_readings') }}
+
+),
+
+countable_readings as (
+
+    select * from readings
+    where quarantine_reason is null
+
+),
+
 windowed_readings as (
 
     {{ late_data_windowed(
-        ref('stg_sensors__water_level_readings'),
+        'countable_readings',
         late_data_late_window_seconds(['water_level_readings']),
         series_key='location',
     ) }}

@@ -337,7 +337,7 @@ def _timed_whole_runs(
         timing, profiles[WHOLE_RUN] = _timed(project, f"{schema}.{HISTORY}", partial(whole_run, run_time))
         snapshot_seconds = spark.sql(
             f"select seconds from {schema}.late_data_run_audit"
-            f" where model = '{HISTORY}' and run_time = timestamp'{_stamp(run_time)}'"
+            f" where model = '{HISTORY}' and run_time = timestamp'{_stamp(run_time)}' and outcome = 'success'"
         ).first()["seconds"]
         log.info("%s whole run %d: %s (snapshot %.2f s)", cell, step, timing, snapshot_seconds)
         timings[WHOLE_RUN].append(timing)

@@ -17,6 +17,7 @@ from late_data.generator import LATENESS_PROFILES, PageScenario, Scenario
 from late_data.oracle import WindowSettings, compare_window_means
 from late_data.pipeline import Upkeep, run_pipeline, run_real_clock, run_simulated, scenario_feed, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
+from late_data.status import read_status
 
 log = logging.getLogger("late_data")
 
@@ -168,6 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     reconcile.add_argument("--run-time", type=parse_time, default=None, help="default: now (UTC)")
 
+    commands.add_parser(
+        "status", help="the last run of each model, interrupted runs, the quarantine and the last reconciliation"
+    )
+
     demo = commands.add_parser("demo", help="2 hours of the scenario on a simulated clock, then the oracle")
     demo.add_argument("--hours", type=float, default=2.0)
     demo.add_argument("--interval", type=int, default=900, help="seconds between simulated runs")
@@ -249,6 +254,9 @@ def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
             paths = write_bench_outputs(measurements, args.out, machine, keep_other_cells=bool(args.cells))
         for path in paths:
             print(f"bench: wrote {path}")
+        return 0
+    if args.command == "status":
+        print("\n".join(read_status(project).lines()))
         return 0
     if args.command == "demo":
         mismatched = run_demo(project, args.hours, timedelta(seconds=args.interval), timedelta(seconds=args.offset))

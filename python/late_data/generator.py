@@ -3,7 +3,8 @@
 Every `reading_interval_seconds` each location writes one on-time reading and, with probability
 `late_share`, one late reading whose event time lies up to `max_lateness_seconds` in the past.
 Optionally it also writes corrections of earlier readings (same event_id, new value, sometimes a
-moved event time) and readings later than the late window. Every random draw is a hash of
+moved event time), readings later than the late window and malformed versions that must be
+quarantined (MALFORMED_KINDS: NaN, infinities, values beyond the exact sum, nulls). Every random draw is a hash of
 (seed, tick, location, purpose), so the data does not depend on how time is cut into batches.
 """
 
@@ -14,6 +15,22 @@ from datetime import UTC, datetime
 from typing import Any
 
 LATENESS_PROFILES = ("uniform", "long_tail")
+
+# Malformed row versions the generator can write, each a resend of a tick's reading (same event_id,
+# ingested a moment later) unless its event_id or location is the null: each must count toward no
+# window, and must not replace the good version it resends.
+MALFORMED_KINDS = (
+    ("not_finite", "event_id", "location", "event_time", "double('NaN')", "ingested_at"),
+    ("not_finite", "event_id", "location", "event_time", "double('Infinity')", "ingested_at"),
+    ("not_finite", "event_id", "location", "event_time", "double('-Infinity')", "ingested_at"),
+    ("out_of_range", "event_id", "location", "event_time", "1e20D", "ingested_at"),
+    ("out_of_range", "event_id", "location", "event_time", "-1.7e308D", "ingested_at"),
+    ("null_value", "event_id", "location", "event_time", "cast(null as double)", "ingested_at"),
+    ("null_event_id", "cast(null as string)", "location", "event_time", "value", "ingested_at"),
+    ("null_location", "event_id", "cast(null as string)", "event_time", "value", "ingested_at"),
+    ("null_event_time", "event_id", "location", "cast(null as timestamp)", "value", "ingested_at"),
+    ("null_ingested_at", "event_id", "location", "event_time", "value", "cast(null as timestamp)"),
+)
 
 
 @dataclass(frozen=True)
@@ -28,12 +45,13 @@ class Scenario:
     too_late_share: float = 0.0
     late_window_seconds: int = 3600
     window_size_seconds: int = 60
+    malformed_share: float = 0.0
     seed: int = 42
 
     def __post_init__(self) -> None:
         if self.lateness not in LATENESS_PROFILES:
             raise ValueError(f"lateness must be one of {LATENESS_PROFILES}, not {self.lateness!r}")
-        for name in ("late_share", "correction_share", "moved_correction_share", "too_late_share"):
+        for name in ("late_share", "correction_share", "moved_correction_share", "too_late_share", "malformed_share"):
             share = getattr(self, name)
             if not 0.0 <= share <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], not {share}")
@@ -77,6 +95,12 @@ def generate_sql(scenario: Scenario, origin: datetime, start: datetime, end: dat
         f"(tick_epoch - {scenario.late_window_seconds + scenario.window_size_seconds}"
         f" - floor({u('too_late')} * {scenario.late_window_seconds}))"
     )
+    malformed_columns = ", ".join(
+        "case kind "
+        + " ".join(f"when {kind} then {columns[position]}" for kind, columns in enumerate(MALFORMED_KINDS))
+        + f" end as {name}"
+        for position, name in enumerate(("event_id", "location", "event_time", "value", "ingested_at"), start=1)
+    )
     return f"""
 with grid as (
     select tick_epoch, location_index
@@ -113,11 +137,23 @@ too_late as (
         {ingested} as ingested_at
     from grid
     where {u("is_too_late")} < {scenario.too_late_share}
+),
+malformed as (
+    select {malformed_columns}
+    from (
+        select concat('wl-', location_index, '-', tick_epoch) as event_id, {location} as location,
+            timestamp_seconds(tick_epoch) as event_time, {_level("tick_epoch")} as value,
+            {ingested} + interval 1 millisecond as ingested_at,
+            cast(floor({u("malformed_kind")} * {len(MALFORMED_KINDS)}) as int) as kind
+        from grid
+        where {u("is_malformed")} < {scenario.malformed_share}
+    )
 )
 select * from on_time
 union all select * from late
 union all select * from corrections
 union all select * from too_late
+union all select * from malformed
 """
 
 

@@ -25,17 +25,43 @@ class Comparison:
     examples: list[Any]
 
 
+# The quarantine rule, written independently of the models: a version counts toward no window when a
+# contract column is null, or its value is not finite or outside what the exact sum holds.
+EXACT_SUM_BOUND = 1e19
+COUNT_BOUND = 2**31 - 1
+
+
+def is_countable(key_column: str, integer_counts: bool) -> Any:
+    """Column predicate: the raw row version can be counted (see the README's contract section)."""
+    from pyspark.sql import functions as F
+
+    required = F.lit(True)
+    for column in ("event_id", key_column, "event_time", "value", "ingested_at"):
+        required = required & F.col(column).isNotNull()
+    value = F.col("value")
+    if integer_counts:
+        return required & (value >= 0) & (value <= COUNT_BOUND)
+    return required & ~F.isnan(value) & (F.abs(value) < EXACT_SUM_BOUND)
+
+
 def counted_versions(
-    spark: Any, raw_table: str, key_column: str, run_time: datetime, window_size_seconds: int, late_window_seconds: int
+    spark: Any,
+    raw_table: str,
+    key_column: str,
+    run_time: datetime,
+    window_size_seconds: int,
+    late_window_seconds: int,
+    integer_counts: bool = False,
 ) -> Any:
-    """Per event_id, the version that counts as of run_time (if any): the newest version ingested by
-    min(run_time, its window's end + late window), provided its event time falls in that window.
-    Columns: event_id, window_start, the key column, value."""
+    """Per event_id, the version that counts as of run_time (if any): among the countable versions
+    (is_countable), the newest ingested by min(run_time, its window's end + late window), provided
+    its event time falls in that window. Columns: event_id, window_start, the key column, value."""
     from pyspark.sql import functions as F
 
     size = window_size_seconds
     versions = (
         spark.table(raw_table)
+        .where(is_countable(key_column, integer_counts))
         .where(F.col("ingested_at") <= F.lit(run_time))
         .withColumn("window_start", F.timestamp_seconds(F.floor(F.unix_seconds("event_time") / size) * size))
         .withColumn(
@@ -101,7 +127,7 @@ def expected_error_rates(
 
     def sums(table: str, late: int, name: str) -> Any:
         return (
-            counted_versions(spark, table, "page", run_time, window_size_seconds, late)
+            counted_versions(spark, table, "page", run_time, window_size_seconds, late, integer_counts=True)
             .groupBy("window_start", "page")
             .agg(F.sum("value").alias(name), F.count(F.lit(1)).alias(f"{name}_rows"))
         )

@@ -12,6 +12,7 @@ from tqdm import tqdm
 
 from late_data.dbt_project import DbtProject, format_timestamp
 from late_data.generator import PageScenario, Scenario, generate, generate_page_counts
+from late_data.status import audited_run_times
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ def run_pipeline(
             coalesce(sum(if(model_role = 'windows', rows_written, 0)), 0) as rows_written,
             coalesce(sum(if(model_role = 'too_late_rows', rows_written, 0)), 0) as too_late_rows
         from {schema}.late_data_run_audit
-        where invocation_id = '{invocation.invocation_id}'
+        where invocation_id = '{invocation.invocation_id}' and outcome != 'started'
         """
     )
     return RunReport(
@@ -163,13 +164,26 @@ def run_simulated(
     pipeline_tag: str | None = None,
     upkeep: Upkeep = Upkeep(),
 ) -> list[RunReport]:
-    """Generator batches and runs interleaved; the run time advances by `interval` per run."""
+    """Generator batches and runs interleaved; the run time advances by `interval` per run. A schedule
+    restarted with the same origin resumes after the last run the audit records as successful
+    (runs never go back in time), and feeds only what no earlier process fed: each run's rows are
+    fed just before the run starts, so up to the last run time any invocation started."""
     reports: list[RunReport] = []
     generated_until = origin
     times = list(schedule_times(origin, end, interval, offset))
+    audited = audited_run_times(project)
+    if audited.succeeded is not None:
+        times = [moment for moment in times if moment > audited.succeeded]
+        generated_until = max(origin, audited.started or audited.succeeded)
+        log.info(
+            "resuming after run_time %s, the last successful run in the audit (%d runs left)",
+            format_timestamp(audited.succeeded),
+            len(times),
+        )
     for run_time in tqdm(times, desc="simulated runs", unit="run", leave=False):
-        feed(generated_until, run_time)
-        generated_until = run_time
+        if run_time > generated_until:
+            feed(generated_until, run_time)
+            generated_until = run_time
         select = scheduled_selection(pipeline_tag, first_run=not reports)
         report = upkeep.run(project, run_time, select, run_number=len(reports) + 1)
         tqdm.write(report.line())

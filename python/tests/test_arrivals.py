@@ -79,7 +79,7 @@ def test_reconciliation_repairs_what_the_arrival_driven_path_missed(pipeline: Pi
     schema = pipeline.project.target_schema()
     audit = pipeline.spark.sql(
         f"select windows_repaired from {schema}.late_data_run_audit"
-        f" where model = 'water_level_window_means' and run_kind = 'reconcile' order by run_time"
+        f" where model = 'water_level_window_means' and run_kind = 'reconcile' and outcome = 'success' order by run_time"
     ).collect()
     assert [row["windows_repaired"] for row in audit] == [0, 2]
     feed(at(12), at(15))

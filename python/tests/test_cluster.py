@@ -398,7 +398,7 @@ seen = set()
 while not os.path.exists(sys.argv[1]):
     # The audit is created when the first build starts, the result tables as it goes on.
     if all(spark.catalog.tableExists(f"analytics.{table}") for table in ("late_data_run_audit", "water_level_window_means")):
-        seen.add(str(spark.sql("select max(run_time) from analytics.late_data_run_audit").first()[0]))
+        seen.add(str(spark.sql("select max(run_time) from analytics.late_data_run_audit where outcome = 'success'").first()[0]))
         spark.sql("select count(*), sum(reading_count) from analytics.water_level_window_means").collect()
     time.sleep(1)
 print(json.dumps(sorted(seen)), flush=True)

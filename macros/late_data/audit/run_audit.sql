@@ -3,32 +3,101 @@
 {% endmacro %}
 
 
+{% macro late_data_run_audit_columns() %}
+    {#- The audit's columns, in order. A column added here is added to an existing audit table by
+        late_data_create_run_audit, so an upgrade keeps the audit's past rows. -#}
+    {{- return([
+        ('invocation_id', 'string'),
+        ('model', 'string'),
+        ('model_role', 'string'),
+        ('run_kind', 'string'),
+        ('run_time', 'timestamp'),
+        ('late_window_seconds', 'bigint'),
+        ('series_buckets', 'int'),
+        ('checked_from', 'timestamp'),
+        ('windows_checked', 'bigint'),
+        ('windows_changed', 'bigint'),
+        ('windows_repaired', 'bigint'),
+        ('partitions_rewritten', 'array<struct<partition_start: timestamp, series_bucket: int>>'),
+        ('vanished_windows', 'array<string>'),
+        ('rows_written', 'bigint'),
+        ('seconds', 'double'),
+        ('outcome', 'string'),
+        ('recorded_at', 'timestamp'),
+        ('rows_quarantined', 'bigint'),
+    ]) -}}
+{% endmacro %}
+
+
 {% macro late_data_create_run_audit() %}
-    {#- For on-run-start: the audit table every late-data model run appends to; nothing to do when
-        dbt's relation cache already knows it. -#}
-    {%- if execute and adapter.get_relation(database=none, schema=target.schema, identifier='late_data_run_audit') is not none -%}
-        {{- return('') -}}
+    {#- For on-run-start: the audit table every late-data model run appends to, created when dbt's
+        relation cache does not know it, given the columns it lacks (an upgrade) otherwise. -#}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set audit = late_data_run_audit_relation() -%}
+    {%- set columns = late_data_run_audit_columns() -%}
+    {%- if adapter.get_relation(database=none, schema=target.schema, identifier=audit.identifier) is not none -%}
+        {%- set present = adapter.get_columns_in_relation(audit) | map(attribute='name') | map('lower') | list -%}
+        {%- set missing = [] -%}
+        {%- for name, type in columns if name not in present -%}
+            {%- do missing.append(name ~ ' ' ~ type) -%}
+        {%- endfor -%}
+        {{- return('alter table ' ~ audit ~ ' add columns (' ~ missing | join(', ') ~ ')' if missing else '') -}}
     {%- endif -%}
-    create table if not exists {{ late_data_run_audit_relation() }} (
-        invocation_id string,
-        model string,
-        model_role string,
-        run_kind string,
-        run_time timestamp,
-        late_window_seconds bigint,
-        series_buckets int,
-        checked_from timestamp,
-        windows_checked bigint,
-        windows_changed bigint,
-        windows_repaired bigint,
-        partitions_rewritten array<struct<partition_start: timestamp, series_bucket: int>>,
-        vanished_windows array<string>,
-        rows_written bigint,
-        seconds double,
-        outcome string,
-        recorded_at timestamp
+    create table if not exists {{ audit }} (
+    {%- for name, type in columns %}
+        {{ name }} {{ type }}{{ ',' if not loop.last }}
+    {%- endfor %}
     )
     using {{ env_var('LATE_DATA_TABLE_FORMAT', 'iceberg') }}
+{% endmacro %}
+
+
+{% macro late_data_selected_nodes() %}
+    {#- The late-data models and snapshots (tag `late_data`) this invocation builds. -#}
+    {%- set nodes = [] -%}
+    {%- for node in graph.nodes.values()
+        if node.resource_type in ('model', 'snapshot') and 'late_data' in node.tags and node.unique_id in selected_resources -%}
+        {%- do nodes.append(node) -%}
+    {%- endfor -%}
+    {{- return(nodes) -}}
+{% endmacro %}
+
+
+{% macro late_data_record_started() %}
+    {#- For on-run-start, after the audit exists: refuses a run time that goes back in time, then
+        records one `started` row per late-data node this invocation builds, before anything is
+        written, so a run that is killed shows in the audit as started without an outcome. -#}
+    {%- if not execute or flags.WHICH not in ('run', 'build', 'snapshot') -%}{{ return('') }}{%- endif -%}
+    {%- set nodes = late_data_selected_nodes() -%}
+    {%- if not nodes -%}{{ return('') }}{%- endif -%}
+    {%- do late_data_check_run_time_moves_forward(nodes) -%}
+    {%- set rows = [] -%}
+    {%- for node in nodes -%}
+        {%- do rows.append(late_data_audit_row(node, outcome='started')) -%}
+    {%- endfor -%}
+    insert into {{ late_data_run_audit_relation() }}
+    {{ rows | join('\nunion all\n') }}
+{% endmacro %}
+
+
+{% macro late_data_check_run_time_moves_forward(nodes) %}
+    {#- Time only moves forward: a scheduled, reconcile or full-refresh run at a run time before the
+        last successful such run of one of `nodes` would record history versions that end before
+        they begin, so it is refused before anything is written. The same run time again is an
+        idempotent rerun (it writes nothing new). Backfills recompute the past by design. -#}
+    {%- if late_data_backfill() -%}{{ return(none) }}{%- endif -%}
+    {%- set run_time = late_data_run_time_value() -%}
+    {%- for node in nodes -%}
+        {%- set last_run_time = late_data_last_runs().get(node.alias, {}).get('run_time') -%}
+        {%- if last_run_time is not none and run_time < last_run_time -%}
+            {%- do exceptions.raise_compiler_error(
+                "var run_time='" ~ run_time ~ "' is before the last run of " ~ node.alias ~ " at '" ~ last_run_time
+                ~ "': runs only move forward in time. Pass a later run_time (a scheduler resumes after its last"
+                ~ " audited run), recompute the past with a backfill (late-data backfill), or drop the late-data"
+                ~ " tables to start over."
+            ) -%}
+        {%- endif -%}
+    {%- endfor -%}
 {% endmacro %}
 
 
@@ -93,39 +162,7 @@
     {%- if not execute or flags.WHICH not in ('run', 'build', 'snapshot') -%}{{ return('') }}{%- endif -%}
     {%- set audit_rows = [] -%}
     {%- for result in results if result.node.resource_type in ('model', 'snapshot') and 'late_data' in result.node.tags -%}
-        {%- set target = api.Relation.create(schema=result.node.schema, identifier=result.node.alias, type='table') -%}
-        {%- set role = late_data_node_role(result.node) -%}
-        {%- set written = late_data_written(target) or {} -%}
-        {%- set succeeded = result.status == 'success' -%}
-        {%- set partitions = [] -%}
-        {%- for partition in written.get('partitions', []) -%}
-            {%- do partitions.append('named_struct(\'partition_start\', ' ~ late_data_timestamp_literal(partition[0]) ~ ', \'series_bucket\', ' ~ partition[1] ~ ')') -%}
-        {%- endfor -%}
-        {%- set vanished = [] -%}
-        {%- for key in written.get('vanished', []) -%}
-            {%- do vanished.append(late_data_string_literal(key)) -%}
-        {%- endfor -%}
-        {%- set row -%}
-            select
-                '{{ invocation_id }}',
-                '{{ result.node.alias }}',
-                '{{ role }}',
-                '{{ 'held' if written.get('mode') == 'held' else late_data_run_kind() }}',
-                {{ late_data_run_time() }},
-                {{ late_data_model_late_window_seconds(result.node.config) }},
-                {{ late_data_series_buckets() }},
-                {{ late_data_timestamp_literal(written.checked_from) if written.get('checked_from') else 'null' }},
-                {{ written.get('windows_checked', 'null') if succeeded else 'null' }},
-                {{ written.get('windows_changed', 'null') if succeeded else 'null' }},
-                {{ written.get('windows_repaired', 'null') if succeeded else 'null' }},
-                {{ ('array(' ~ partitions | join(', ') ~ ')') if succeeded and partitions else ('cast(array() as array<struct<partition_start: timestamp, series_bucket: int>>)' if succeeded else 'null') }},
-                {{ ('array(' ~ vanished | join(', ') ~ ')') if succeeded and vanished else ('cast(array() as array<string>)' if succeeded else 'null') }},
-                {{ written.get('rows_written', 'null') if succeeded else 'null' }},
-                {{ result.execution_time }},
-                '{{ result.status }}',
-                current_timestamp()
-        {%- endset -%}
-        {%- do audit_rows.append(row) -%}
+        {%- do audit_rows.append(late_data_audit_row(result.node, result=result)) -%}
     {%- endfor -%}
     {%- if audit_rows -%}
         {%- call statement('record_runs', fetch_result=false) -%}
@@ -133,4 +170,49 @@
             {{ audit_rows | join('\nunion all\n') }}
         {%- endcall -%}
     {%- endif -%}
+{% endmacro %}
+
+
+{% macro late_data_audit_row(node, result=none, outcome=none) %}
+    {#- A select of one audit row for a late-data `node`: from its run `result` and what it recorded
+        in this invocation (late_data_record_write), or, before it runs, with `outcome` (started). -#}
+    {%- set target = api.Relation.create(schema=node.schema, identifier=node.alias, type='table') -%}
+    {%- set role = late_data_node_role(node) -%}
+    {%- set written = (late_data_written(target) or {}) if result else {} -%}
+    {%- set succeeded = result is not none and result.status == 'success' -%}
+    {%- set partitions = [] -%}
+    {%- for partition in written.get('partitions', []) -%}
+        {%- do partitions.append('named_struct(\'partition_start\', ' ~ late_data_timestamp_literal(partition[0]) ~ ', \'series_bucket\', ' ~ partition[1] ~ ')') -%}
+    {%- endfor -%}
+    {%- set vanished = [] -%}
+    {%- for key in written.get('vanished', []) -%}
+        {%- do vanished.append(late_data_string_literal(key)) -%}
+    {%- endfor -%}
+    {%- set quarantined = written.get('rows_quarantined') -%}
+    {%- if succeeded and role == 'versions' and quarantined is none -%}
+        {#- A rebuilt versions table: what it holds is what this run quarantined. -#}
+        {%- set quarantined = run_query('select count_if(quarantine_reason is not null) from ' ~ target).columns[0].values()[0] -%}
+    {%- endif -%}
+    {%- set row -%}
+        select
+            '{{ invocation_id }}',
+            '{{ node.alias }}',
+            '{{ role }}',
+            '{{ 'held' if written.get('mode') == 'held' else late_data_run_kind() }}',
+            {{ late_data_run_time() }},
+            {{ late_data_model_late_window_seconds(node.config) }},
+            {{ late_data_series_buckets() }},
+            {{ late_data_timestamp_literal(written.checked_from) if written.get('checked_from') else 'null' }},
+            {{ written.get('windows_checked', 'null') if succeeded else 'null' }},
+            {{ written.get('windows_changed', 'null') if succeeded else 'null' }},
+            {{ written.get('windows_repaired', 'null') if succeeded else 'null' }},
+            {{ ('array(' ~ partitions | join(', ') ~ ')') if succeeded and partitions else ('cast(array() as array<struct<partition_start: timestamp, series_bucket: int>>)' if succeeded else 'null') }},
+            {{ ('array(' ~ vanished | join(', ') ~ ')') if succeeded and vanished else ('cast(array() as array<string>)' if succeeded else 'null') }},
+            {{ written.get('rows_written', 'null') if succeeded else 'null' }},
+            {{ result.execution_time if result else 'null' }},
+            '{{ result.status if result else outcome }}',
+            current_timestamp(),
+            {{ quarantined if succeeded and quarantined is not none else 'null' }}
+    {%- endset -%}
+    {{- return(row) -}}
 {% endmacro %}

@@ -7,7 +7,8 @@
     {%- set seconds = [] -%}
     {%- for source_table in (sources or [none]) -%}
         {%- set configured = by_source.get(source_table, var('late_window_seconds')) if source_table else var('late_window_seconds') -%}
-        {%- do seconds.append(late_data_whole_number(configured, 'late_window_seconds' if source_table not in by_source else 'late_window_seconds_by_source.' ~ source_table)) -%}
+        {#- At least 1 s: with 0 a window would be final the moment it ends, before most of its rows land. -#}
+        {%- do seconds.append(late_data_whole_number(configured, 'late_window_seconds' if source_table not in by_source else 'late_window_seconds_by_source.' ~ source_table, minimum=1)) -%}
     {%- endfor -%}
     {{- return(seconds | max) -}}
 {% endmacro %}
@@ -32,7 +33,7 @@
     {#- `value` as an integer, or a compile error naming the setting. -#}
     {%- if value is none or value is boolean or not modules.re.match('^[0-9]+$', value | string | trim) or (value | int) < minimum -%}
         {%- do exceptions.raise_compiler_error(
-            "var " ~ name ~ "=" ~ value ~ " must be a whole number, at least " ~ minimum
+            "var " ~ name ~ "=" ~ value ~ " must be a whole number of seconds (or count), at least " ~ minimum
         ) -%}
     {%- endif -%}
     {{- return(value | int) -}}

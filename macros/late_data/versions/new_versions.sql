@@ -34,8 +34,11 @@
 {% macro late_data_load_candidates(target, late_window_seconds, relation_alias=none) %}
     {#- SQL predicate over ingested_at and event_time (of `relation_alias`, if given): the row
         versions a run of the versions table `target` compares with those it holds (see
-        late_data_new_versions). 'true' when its last run is unknown. -#}
+        late_data_new_versions), and every version without an ingested_at stamp. 'true' when its
+        last run is unknown. -#}
     {%- set prefix = relation_alias ~ '.' if relation_alias else '' -%}
+    {#- A version without a stamp is never counted but is loaded, so the quarantine shows it. -#}
+    {%- set unstamped = prefix ~ 'ingested_at is null' -%}
     {%- if late_data_backfill() -%}
         {{- return('false') -}}
     {%- endif -%}
@@ -46,7 +49,7 @@
     {%- set delay = modules.datetime.timedelta(seconds=late_data_write_delay_seconds()) -%}
     {%- if late_data_reconcile() -%}
         {%- set lower = late_data_checked_range_after(target, last_run_time, late_window_seconds).lower - delay -%}
-        {{- return('(' ~ prefix ~ 'event_time >= ' ~ late_data_timestamp_literal(lower) ~ ' or ' ~ prefix ~ 'ingested_at >= ' ~ late_data_timestamp_literal(lower) ~ ')') -}}
+        {{- return('(' ~ prefix ~ 'event_time >= ' ~ late_data_timestamp_literal(lower) ~ ' or ' ~ prefix ~ 'ingested_at >= ' ~ late_data_timestamp_literal(lower) ~ ' or ' ~ unstamped ~ ')') -}}
     {%- endif -%}
-    {{- return(prefix ~ 'ingested_at >= ' ~ late_data_timestamp_literal([last_run_time, late_data_run_time_value()] | min - delay)) -}}
+    {{- return('(' ~ prefix ~ 'ingested_at >= ' ~ late_data_timestamp_literal([last_run_time, late_data_run_time_value()] | min - delay) ~ ' or ' ~ unstamped ~ ')') -}}
 {% endmacro %}

@@ -2,9 +2,10 @@
     versions, late_window_seconds, series_key, counted_for, listed_for=[], event_key_columns=['event_id'],
     tie_breaker_columns=[], version_late_window=none
 ) %}
-    {#- A select of the row versions in `versions` (a versions table: typed source rows plus
-        loaded_at) that the result model `counted_for` and the too-late listings `listed_for`
-        (model names) must look at in this run, windowed, with their version chain and:
+    {#- A select of the row versions in `versions` (a versions table: source rows, loaded_at and
+        quarantine_reason; quarantined versions are left out, as if they never arrived) that the
+        result model `counted_for` and the too-late listings `listed_for` (model names) must look
+        at in this run, windowed, with their version chain and:
         - counts_now: the version counts toward its window as of the run time (it is the newest
           version of its event at least(run_time, final_at));
         - counted_before: it counted at the result model's previous run, as of that run time,
@@ -36,6 +37,7 @@
         where
             (loaded_at > {{ late_data_timestamp_literal(plan.arrived_since) }} or ingested_at > {{ late_data_timestamp_literal(plan.arrived_since) }})
             and ingested_at <= {{ run_time }}
+            and quarantine_reason is null
 
     ),
     {%- endif %}
@@ -51,7 +53,7 @@
                 selected.{{ key }} = arrived_events.{{ key }}{{ ' and' if not loop.last }}
             {%- endfor %}
         {%- endif %}
-        where selected.ingested_at <= {{ run_time }} and {{ plan.lookup }}
+        where selected.ingested_at <= {{ run_time }} and selected.quarantine_reason is null and {{ plan.lookup }}
 
     ),
 

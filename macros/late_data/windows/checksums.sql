@@ -17,6 +17,14 @@
 {% endmacro %}
 
 
+{% macro late_data_exact_sum_bound() %}
+    {#- The magnitude a value summed by late_data_exact_sum must stay below: decimal(28, 9) holds
+        19 integer digits. A value rounds to 9 decimal places; larger ones are quarantined
+        (late_data_quarantine_reason), never cast to a null that would still be counted. -#}
+    {{- return('1e19') -}}
+{% endmacro %}
+
+
 {% macro late_data_integer_sum(column) %}
     {#- Checksum spec: the sum of an integer column. -#}
     {{- return({'expression': column, 'type': 'bigint', 'addend_type': 'bigint', 'published': true}) -}}

@@ -6,16 +6,29 @@ source as (
 
 ),
 
-typed as (
+checked as (
 
     select
-        cast(event_id as string) as event_id,
-        cast(location as string) as location,
-        cast(event_time as timestamp) as event_time,
-        cast(value as double) as reading_value,  -- noqa: RF04
-        cast(ingested_at as timestamp) as ingested_at
+        *,
+        {{ late_data_quarantine_reason(
+            required_columns=['event_id', 'location', 'event_time', 'value', 'ingested_at'],
+            exact_sum_column='value',
+        ) }} as quarantine_reason
     from source
+
+),
+
+renamed as (
+
+    select
+        event_id,
+        location,
+        event_time,
+        value as reading_value,  -- noqa: RF04
+        ingested_at,
+        quarantine_reason
+    from checked
 
 )
 
-select * from typed
+select * from renamed

@@ -6,16 +6,29 @@ source as (
 
 ),
 
-typed as (
+checked as (
 
     select
-        cast(event_id as string) as event_id,
-        cast(page as string) as page,
-        cast(event_time as timestamp) as event_time,
-        cast(value as bigint) as error_count,  -- noqa: RF04
-        cast(ingested_at as timestamp) as ingested_at
+        *,
+        {{ late_data_quarantine_reason(
+            required_columns=['event_id', 'page', 'event_time', 'value', 'ingested_at'],
+            count_column='value',
+        ) }} as quarantine_reason
     from source
+
+),
+
+renamed as (
+
+    select
+        event_id,
+        page,
+        event_time,
+        value as error_count,  -- noqa: RF04
+        ingested_at,
+        quarantine_reason
+    from checked
 
 )
 
-select * from typed
+select * from renamed

@@ -1,0 +1,47 @@
+{% macro late_data_check_settings() %}
+    {#- For on-run-start: every setting checked before any SQL runs, each error naming the var and
+        its value. The same macros check them where they are used; this runs them all up front so
+        a bad setting never surfaces halfway through a run as a Spark error. -#}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- do late_data_partition_size_seconds() -%}
+    {%- do late_data_series_buckets() -%}
+    {%- do late_data_write_delay_seconds() -%}
+    {%- do late_data_late_window_seconds() -%}
+    {%- set by_source = var('late_window_seconds_by_source', {}) or {} -%}
+    {%- if by_source is not mapping -%}
+        {%- do exceptions.raise_compiler_error(
+            "var late_window_seconds_by_source=" ~ by_source ~ " must map source tables to seconds, e.g. {page_views: 7200}"
+        ) -%}
+    {%- endif -%}
+    {%- set source_tables = graph.sources.values() | map(attribute='name') | list -%}
+    {%- for source_table in by_source -%}
+        {%- if source_table not in source_tables -%}
+            {%- do exceptions.raise_compiler_error(
+                "var late_window_seconds_by_source." ~ source_table ~ ": no source table of that name (known: "
+                ~ source_tables | sort | join(', ') ~ ")"
+            ) -%}
+        {%- endif -%}
+        {%- do late_data_late_window_seconds([source_table]) -%}
+    {%- endfor -%}
+    {%- do late_data_target_share() -%}
+    {%- do late_data_run_time_value() -%}
+    {%- do late_data_backfill() -%}
+    {%- do late_data_reconcile() -%}
+    {%- if var('as_of', none) -%}
+        {%- do late_data_parse_time(var('as_of'), 'as_of') -%}
+    {%- endif -%}
+    {{- return('') -}}
+{% endmacro %}
+
+
+{% macro late_data_target_share() %}
+    {#- var `late_window_target_share`: the share of rows a recommended late window captures, a
+        number above 0 and at most 1. -#}
+    {%- set raw = var('late_window_target_share') -%}
+    {%- if raw is boolean or not modules.re.match('^(0?[.][0-9]+|1([.]0*)?|0)$', raw | string | trim) or (raw | float) <= 0 -%}
+        {%- do exceptions.raise_compiler_error(
+            "var late_window_target_share=" ~ raw ~ " must be a number above 0 and at most 1, e.g. 0.999"
+        ) -%}
+    {%- endif -%}
+    {{- return(raw | float) -}}
+{% endmacro %}
