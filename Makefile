@@ -34,11 +34,19 @@ pytest: setup cluster-packages
 test: lint pytest
 
 # Changed partitions vs microbatch vs full refresh vs the floor; writes bench/results.{csv,md,png}.
+# Then Delta cells into bench/delta where Delta's jars can be had (DELTA_JARS, Spark's Ivy cache or
+# LATE_DATA_DELTA_MAVEN=1; otherwise skipped with the reason), in a LATE_DATA_HOME of their own (one
+# Derby metastore per table format).
+DELTA_HOME = $${LATE_DATA_HOME:-$(CURDIR)/.late_data}/delta
+DELTA_CELLS = --cell 100:2:heavy --cell 1000:2:sparse
+
 bench: setup
 	$(BIN)/late-data bench --out bench
+	LATE_DATA_HOME=$(DELTA_HOME) $(BIN)/late-data bench --table-format delta $(DELTA_CELLS) --out bench/delta
 
 bench-quick: setup
 	$(BIN)/late-data bench --quick --out bench/quick
+	LATE_DATA_HOME=$(DELTA_HOME) $(BIN)/late-data bench --quick --table-format delta --out bench/quick/delta
 
 # A shared catalog (PostgreSQL + Hive metastore service), a Spark standalone master with two workers
 # and a Spark Thrift Server on this machine, state in LATE_DATA_HOME/cluster (docs/cluster.md).

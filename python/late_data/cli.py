@@ -12,7 +12,13 @@ from pathlib import Path
 from late_data.backfill import run_backfill
 from late_data.benchmarks import BENCH_LATENESS, BenchCell
 from late_data.dbt_project import DbtInvocationError, DbtProject
-from late_data.environment import ProjectEnvironment, SetupError, prepare_environment
+from late_data.environment import (
+    TABLE_FORMATS,
+    ProjectEnvironment,
+    SetupError,
+    delta_jars_unavailable,
+    prepare_environment,
+)
 from late_data.generator import LATENESS_PROFILES, PageScenario, Scenario
 from late_data.oracle import WindowSettings, compare_window_means
 from late_data.pipeline import Upkeep, run_pipeline, run_real_clock, run_simulated, scenario_feed, scheduled_selection
@@ -154,6 +160,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="time only the whole scheduled run with dbt through the Thrift Server (LATE_DATA_TARGET=thrift,"
         " cluster up); default cell 100:2:heavy; adds thrift_whole_run rows, keeps the others",
     )
+    bench.add_argument(
+        "--table-format",
+        choices=TABLE_FORMATS,
+        default=None,
+        help="measure on this table format (default: LATE_DATA_TABLE_FORMAT); delta is skipped, with the reason,"
+        " where Delta's jars cannot be had (DELTA_JARS, Spark's Ivy cache or LATE_DATA_DELTA_MAVEN=1)",
+    )
     bench.add_argument("--out", type=Path, default=Path("bench"), help="directory for results.csv/.md/.png")
 
     check = commands.add_parser("check", help="compare every window with a from-scratch recomputation")
@@ -187,6 +200,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     for noisy in ("py4j", "pyspark", "pyhive"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    if args.command == "bench" and args.table_format:
+        # Before the environment is prepared: the format picks the profile target and the models'
+        # file_format for this process.
+        reason = delta_jars_unavailable() if args.table_format == "delta" else None
+        if reason is not None:
+            print(f"bench: Delta cells skipped: {reason}")
+            return 0
+        os.environ["LATE_DATA_TABLE_FORMAT"] = args.table_format
     try:
         environment = prepare_environment()
         if args.command == "setup":
@@ -232,7 +253,8 @@ def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
 
         runs = args.runs or (2 if args.quick else 5)
         machine = (
-            f"Measured {datetime.now(UTC):%Y-%m-%d} on {os.cpu_count()} cores, {memory_gib()} GiB, Spark local[*]."
+            f"Measured {datetime.now(UTC):%Y-%m-%d} on {os.cpu_count()} cores, {memory_gib()} GiB, Spark local[*],"
+            f" {project.environment.table_format.capitalize()} tables."
         )
         if args.thrift:
             thrift_results = tuple(

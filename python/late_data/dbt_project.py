@@ -9,7 +9,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from late_data.environment import ProjectEnvironment, SetupError, lock_home
+from late_data.environment import (
+    DELTA_PACKAGE,
+    ProjectEnvironment,
+    SetupError,
+    check_delta_classpath,
+    installed_version,
+    lock_home,
+)
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +47,7 @@ class DbtProject:
         self._home_lock = lock_home(environment)
         self._manifest: Any = None
         self._thrift_cursor: Any = None
+        self._classpath_checked = False
 
     @property
     def spark(self) -> Any:
@@ -63,6 +71,12 @@ class DbtProject:
         if session is None:
             raise SetupError("dbt did not start a Spark session: check profiles/profiles.yml")
         session.sparkContext.setLogLevel(os.environ.get("LATE_DATA_SPARK_LOG_LEVEL", "ERROR"))
+        if self.environment.table_format == "delta" and not self._classpath_checked:
+            # Once per process, one py4j call: jars from elsewhere (spark-defaults.conf, a session
+            # started before dbt's) would slip past the DELTA_JARS check of prepare_environment.
+            expected = os.environ.get("LATE_DATA_DELTA_VERSION") or installed_version(DELTA_PACKAGE) or ""
+            check_delta_classpath(session._jvm, expected)
+            self._classpath_checked = True
         return session
 
     def query(self, sql: str) -> list[dict[str, Any]]:

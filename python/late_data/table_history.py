@@ -2,37 +2,17 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from typing import Any
 
+from late_data import delta_log
+from late_data.commit import Commit
 
-@dataclass(frozen=True)
-class Commit:
-    """One commit; partitions are tuples of the table's partition values, in partition-spec order
-    (for the late-data tables: (partition_start, series_bucket))."""
-
-    version: int
-    operation: str
-    partitions_added: frozenset[tuple[Any, ...]]
-    partitions_removed: frozenset[tuple[Any, ...]]
-    records_added: int  # rows in the data files added
-    records_removed: int  # rows in the data files removed
-    files_added: int  # data and delete files
-    files_removed: int
-    rows_deleted: int = 0  # rows marked deleted by delete files (merge-on-read), not rewritten
-
-    @property
-    def partitions_touched(self) -> frozenset[tuple[Any, ...]]:
-        return self.partitions_added | self.partitions_removed
-
-    @property
-    def time_partitions_touched(self) -> frozenset[Any]:
-        """The first partition value (the time partition) of each partition touched."""
-        return frozenset(partition[0] for partition in self.partitions_touched)
+__all__ = ["Commit", "commits_after", "delta_active_files", "latest_version"]
 
 
 def latest_version(spark: Any, table: str, table_format: str) -> int | None:
+    if table_format == "delta":
+        return delta_log.latest_version(_delta_log_files(spark, table))
     commits = commits_after(spark, table, table_format, None)
     return commits[-1].version if commits else None
 
@@ -94,61 +74,31 @@ def _partition(entry: Any) -> tuple[Any, ...]:
 
 
 def _delta_commits_after(spark: Any, table: str, version: int | None) -> list[Commit]:
-    history = spark.sql(f"describe history {table}").orderBy("version").collect()
-    detail = spark.sql(f"describe detail {table}").first()
-    schema = spark.table(table).schema
-    location = detail["location"]
-    partition_columns = [(column, schema[column].dataType.typeName()) for column in detail["partitionColumns"]]
-    commits = []
-    for row in history:
-        if version is not None and row["version"] <= version:
-            continue
-        log_file = f"{location}/_delta_log/{row['version']:020d}.json"
-        actions = [json.loads(line) for line in spark.sparkContext.textFile(log_file).collect()]
-        added = [a["add"] for a in actions if "add" in a]
-        removed = [a["remove"] for a in actions if "remove" in a]
-        # A file removed and added again with a deletion vector had rows deleted, not rewritten.
-        marked = {f["path"] for f in added if f.get("deletionVector")} & {f["path"] for f in removed}
-
-        commits.append(
-            Commit(
-                version=row["version"],
-                operation=row["operation"],
-                partitions_added=frozenset(_delta_partition(f, partition_columns) for f in added),
-                partitions_removed=frozenset(_delta_partition(f, partition_columns) for f in removed),
-                records_added=_delta_records(added, marked),
-                records_removed=_delta_records(removed, marked),
-                files_added=len(added),
-                files_removed=len(removed),
-                rows_deleted=_delta_deleted(added, marked) - _delta_deleted(removed, marked),
-            )
-        )
-    return commits
+    return delta_log.commits_after(_delta_log_files(spark, table), version, _spark_checkpoint_reader(spark))
 
 
-def _delta_records(files: list[dict[str, Any]], marked: set[str]) -> int:
-    """Rows in the added or removed files, except files only marked with a deletion vector."""
-    return sum(json.loads(f.get("stats") or "{}").get("numRecords", 0) for f in files if f["path"] not in marked)
+def delta_active_files(spark: Any, table: str) -> list[delta_log.DataFile]:
+    """The data files of a Delta table's current version, with typed per-file statistics (Delta's
+    counterpart of Iceberg's `{table}.files` with `readable_metrics`)."""
+    return delta_log.active_files(_delta_log_files(spark, table), _spark_checkpoint_reader(spark))
 
 
-def _delta_deleted(files: list[dict[str, Any]], marked: set[str]) -> int:
-    """Rows deleted through deletion vectors of the marked files."""
-    return sum((f.get("deletionVector") or {}).get("cardinality", 0) for f in files if f["path"] in marked)
+def _delta_log_files(spark: Any, table: str) -> delta_log.LogFiles:
+    location = str(spark.sql(f"describe detail {table}").first()["location"])
+    if delta_log.is_local(location):
+        return delta_log.LocalLogFiles(location)
+    return delta_log.HadoopLogFiles(spark, location)
 
 
-def _delta_partition(action: dict[str, Any], partition_columns: list[tuple[str, str]]) -> tuple[Any, ...]:
-    """A file's partition values, typed like Iceberg's (Delta's log keeps them as strings)."""
-    from datetime import datetime
+def _spark_checkpoint_reader(spark: Any) -> delta_log.CheckpointReader:
+    """Reads Parquet checkpoints with Spark, needed only once Delta has deleted old commit files."""
 
-    values: list[Any] = []
-    for column, type_name in partition_columns:
-        raw = action["partitionValues"].get(column)
-        if raw is None:
-            values.append(None)
-        elif type_name == "timestamp":
-            values.append(datetime.fromisoformat(raw))
-        elif type_name in ("integer", "long", "short"):
-            values.append(int(raw))
-        else:
-            values.append(raw)
-    return tuple(values)
+    def read(paths: list[str]) -> list[dict[str, Any]]:
+        frame = spark.read.parquet(*paths)
+        wanted = [column for column in ("metaData", "add", "remove", "protocol") if column in frame.columns]
+        return [
+            {key: value for key, value in row.asDict(recursive=True).items() if value is not None}
+            for row in frame.select(*wanted).collect()
+        ]
+
+    return read

@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from late_data.dbt_project import DbtInvocationError
+from late_data.delta_log import DataFile
 from late_data.generator import Scenario
 from late_data.oracle import WindowSettings, compare_window_means
 from late_data.pipeline import run_simulated, scenario_feed
 from late_data.raw_tables import Reading, append_readings
+from late_data.table_history import delta_active_files
 from tests.conftest import TEST_VARS, Pipeline
 
 ORIGIN = datetime(2026, 3, 4, 6, 0, 0)
@@ -34,12 +36,17 @@ def local_path(file_path: str) -> Path:
 def files_before(pipeline: Pipeline, horizon: datetime) -> list[Path]:
     """Data files of the raw, versions, result and history tables that hold nothing a run with this
     horizon needs: raw and versions files whose every row happened and arrived before it, result
-    and history files of partitions before it."""
-    at = f"timestamp'{horizon:%Y-%m-%d %H:%M:%S}'"
+    and history files of partitions before it. Per-file upper bounds come from Iceberg's
+    `readable_metrics`, or from the maxValues statistics of Delta's add actions."""
     schema = pipeline.project.target_schema()
+    row_tables = (pipeline.raw_table, f"{schema}.int_water_level_readings__versions")
+    partitioned_tables = (pipeline.means_table, f"{schema}.water_level_window_means_history")
+    if pipeline.project.environment.table_format == "delta":
+        return delta_files_before(pipeline, horizon, row_tables, partitioned_tables)
+    at = f"timestamp'{horizon:%Y-%m-%d %H:%M:%S}'"
     raw = [
         row
-        for table in (pipeline.raw_table, f"{schema}.int_water_level_readings__versions")
+        for table in row_tables
         for row in pipeline.spark.sql(
             f"""
             select file_path from {table}.files
@@ -49,12 +56,38 @@ def files_before(pipeline: Pipeline, horizon: datetime) -> list[Path]:
     ]
     results = [
         row
-        for table in (pipeline.means_table, f"{schema}.water_level_window_means_history")
+        for table in partitioned_tables
         for row in pipeline.spark.sql(
             f"select file_path from {table}.files where partition.partition_start < {at}"
         ).collect()
     ]
     return [local_path(row["file_path"]) for row in raw + results]
+
+
+def delta_files_before(
+    pipeline: Pipeline, horizon: datetime, row_tables: tuple[str, ...], partitioned_tables: tuple[str, ...]
+) -> list[Path]:
+    # Delta keeps timestamp statistics to the millisecond, truncated: a file's latest row can be up
+    # to 1 ms after its recorded maximum, so a file counts as before the horizon only with that margin.
+    truncation = timedelta(milliseconds=1)
+
+    def before(file: DataFile, column: str) -> bool:
+        upper = file.max_values.get(column)
+        return upper is not None and upper + truncation <= horizon
+
+    raw = [
+        file
+        for table in row_tables
+        for file in delta_active_files(pipeline.spark, table)
+        if before(file, "event_time") and before(file, "ingested_at")
+    ]
+    results = [
+        file
+        for table in partitioned_tables
+        for file in delta_active_files(pipeline.spark, table)
+        if file.partition[0] is not None and file.partition[0] < horizon
+    ]
+    return [local_path(file.path) for file in raw + results]
 
 
 def test_a_scheduled_run_reads_no_file_older_than_its_horizon(pipeline: Pipeline, tmp_path: Path) -> None:

@@ -60,7 +60,9 @@
 
 {% macro late_data_maintain_delta(relations, keep_hours) %}
     {#- Delta keeps its log small by itself (checkpoints); files of old versions go with VACUUM,
-        whose retention below 168 hours Delta refuses unless its safety check is turned off. -#}
+        whose retention below 168 hours Delta refuses unless its safety check is turned off.
+        VACUUM's listing and deletion parallelism are session settings of the `delta` target
+        (profiles.yml): left at Spark's default, its listing alone is a 10,000-task stage. -#}
     {%- do adapter.execute('optimize ' ~ relations.audit.render()) -%}
     {%- for table in relations.versions -%}
         {%- do adapter.execute('optimize ' ~ table.render() ~ ' zorder by (ingested_at)') -%}
