@@ -11,6 +11,7 @@ from late_data.oracle import WindowSettings, compare_error_rates, compare_window
 from late_data.pipeline import Upkeep, run_simulated, scenario_feed
 from late_data.raw_tables import ensure_raw_tables
 from late_data.report import write_report
+from late_data.status import read_status
 
 log = logging.getLogger(__name__)
 
@@ -20,6 +21,8 @@ DEMO_SCENARIO = Scenario(
     correction_share=0.002,
     moved_correction_share=0.25,
     too_late_share=0.001,
+    # A few malformed versions (NaN, infinities, out of range, nulls): quarantined, never counted.
+    malformed_share=0.0005,
 )
 DEMO_PAGES = PageScenario(pages=20, late_share=0.2, lateness="long_tail", too_late_share=0.001)
 # Every fourth run is a reconciliation: it recomputes every checked window from raw and repairs
@@ -77,6 +80,13 @@ def run_demo(project: DbtProject, hours: float, interval: timedelta, offset: tim
     reconciliations = len(reports) // DEMO_UPKEEP.reconcile_every
     repaired = sum(report.windows_repaired for report in reports)
     print(f"reconciliation: {reconciliations} runs, {repaired} windows repaired", flush=True)
+    quarantined = read_status(project).quarantine
+    print(
+        f"quarantine: {sum(row['versions'] for row in quarantined)} row versions counted toward no window ("
+        + ", ".join(f"{row['versions']} {row['quarantine_reason']}" for row in quarantined)
+        + ")",
+        flush=True,
+    )
     print_revision_summary(project)
     report = write_report(project.spark, schema, project.environment.home / "report" / "late_data_report.html")
     print(f"report: {report}", flush=True)

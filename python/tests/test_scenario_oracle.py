@@ -27,6 +27,9 @@ SCENARIO = Scenario(
     moved_correction_share=0.3,
     too_late_share=0.02,
     late_window_seconds=600,
+    # Every class of malformed version (NaN, infinities, beyond the exact sum, each null): the oracle
+    # leaves them out by its own rule, the models by the quarantine's.
+    malformed_share=0.02,
 )
 
 
