@@ -251,7 +251,13 @@
 {% macro spark__snapshot_merge_sql(target, source, insert_cols) %}
     {#- Late-data histories: the staged changes are merged, if there are any. A close matches the
         window's open version by key, in the partitions of open versions (and, when only this run's
-        changes are merged, of the partitions they lie in), so the table format reads only those. -#}
+        changes are merged, of the partitions they lie in), so the table format reads only those.
+        A change the history already holds is merged as nothing: when the window's open version is
+        the staged version itself (valid from the same run time, same check_cols), its insert
+        matches it and its close does not. That happens when a run's merge committed but its audit
+        row did not (the process died in between): the next run takes the history to be one run
+        behind and stages that run's versions again, which would otherwise be inserted twice and
+        the first copy closed where it opened. -#}
     {%- if not late_data_is_history() -%}
         {{- return(dbt.spark__snapshot_merge_sql(target, source, insert_cols)) -}}
     {%- endif -%}
@@ -262,15 +268,26 @@
     {%- if counts[1] == 0 -%}
         {{- return('select 1 as nothing_to_record') -}}
     {%- endif %}
+    {%- set recorded -%}
+        (DBT_INTERNAL_DEST.dbt_valid_from = DBT_INTERNAL_SOURCE.dbt_valid_from
+        {%- for column in config.get('check_cols') %}
+        and DBT_INTERNAL_DEST.{{ column }} <=> DBT_INTERNAL_SOURCE.{{ column }}
+        {%- endfor %})
+    {%- endset %}
     merge into {{ target }} as DBT_INTERNAL_DEST
     using {{ staged }} as DBT_INTERNAL_SOURCE
-    on DBT_INTERNAL_SOURCE.dbt_change_type in ('update', 'delete')
-        and DBT_INTERNAL_SOURCE.dbt_unique_key = DBT_INTERNAL_DEST.window_key
+    on DBT_INTERNAL_SOURCE.dbt_unique_key = DBT_INTERNAL_DEST.window_key
         and DBT_INTERNAL_DEST.is_current_version
+        and (
+            DBT_INTERNAL_SOURCE.dbt_change_type = 'delete'
+            or (DBT_INTERNAL_SOURCE.dbt_change_type = 'update' and not {{ recorded }})
+            or (DBT_INTERNAL_SOURCE.dbt_change_type = 'insert' and {{ recorded }})
+        )
     {%- if plan.checked_from %}
         and DBT_INTERNAL_DEST.partition_start >= {{ late_data_timestamp_literal(plan.checked_from) }}
     {%- endif %}
     when matched
+        and DBT_INTERNAL_SOURCE.dbt_change_type != 'insert'
         then update set dbt_valid_to = DBT_INTERNAL_SOURCE.dbt_valid_to, is_current_version = false
     when not matched
         and DBT_INTERNAL_SOURCE.dbt_change_type = 'insert'

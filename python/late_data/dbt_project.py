@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -41,9 +42,17 @@ def format_timestamp(moment: datetime) -> str:
 class DbtProject:
     """Runs dbt commands in this process against the project, on the profile's embedded Spark."""
 
-    def __init__(self, environment: ProjectEnvironment, project_vars: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        environment: ProjectEnvironment,
+        project_vars: dict[str, Any] | None = None,
+        callbacks: Sequence[Callable[[Any], None]] = (),
+    ):
+        """`callbacks`: called with every dbt event (an EventMsg) of every invocation, e.g. to watch
+        a run's statements as they start (the fault-injection tests kill the process from one)."""
         self.environment = environment
         self.project_vars = dict(project_vars or {})
+        self.callbacks = list(callbacks)
         self._home_lock = lock_home(environment)
         self._manifest: Any = None
         self._thrift_cursor: Any = None
@@ -153,7 +162,7 @@ class DbtProject:
         log.debug("dbt %s", " ".join(full))
         dbt_log = self.environment.dbt_log_dir / "dbt.log"
         log_offset = dbt_log.stat().st_size if dbt_log.exists() else 0
-        outcome = dbtRunner(manifest=manifest).invoke(full)
+        outcome = dbtRunner(manifest=manifest, callbacks=self.callbacks).invoke(full)
         if not outcome.success:
             failure = describe_failure(outcome, read_from(dbt_log, log_offset), self.environment)
             raise DbtInvocationError(f"dbt {' '.join(args)} failed: {failure}")

@@ -207,8 +207,11 @@ def compare(
 ) -> Comparison:
     """Rows of `expected` and `actual` matched by `keys` both ways: a row on one side only, a
     differing exact column, or an approximate column off by more than `tolerance` (relative) is a
-    mismatch; nulls match only nulls."""
+    mismatch; nulls match only nulls. A NaN or infinite value on either side of a compared column
+    is always a mismatch: no result the contract defines is one, and Spark's NaN semantics (NaN
+    equals NaN and sorts above every number) would otherwise let some of them pass unnoticed."""
     from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType, FloatType
 
     columns = keys + exact_columns + approximate_columns
     expected = expected.select(columns).withColumn("in_expected", F.lit(True))
@@ -216,14 +219,25 @@ def compare(
     if since is not None:
         expected = expected.where(F.col("window_start") >= F.lit(since))
         actual = actual.where(F.col("window_start") >= F.lit(since))
+    floating = {
+        field.name
+        for frame in (expected, actual)
+        for field in frame.schema.fields
+        if isinstance(field.dataType, (DoubleType, FloatType))
+    }
     joined = expected.alias("expected").join(actual.alias("actual"), keys, "full_outer")
     mismatch = F.col("in_expected").isNull() | F.col("in_actual").isNull()
     for column in exact_columns:
-        mismatch = mismatch | ~F.col(f"expected.{column}").eqNullSafe(F.col(f"actual.{column}"))
+        want, got = F.col(f"expected.{column}"), F.col(f"actual.{column}")
+        mismatch = mismatch | ~want.eqNullSafe(got)
+        if column in floating:
+            mismatch = mismatch | _not_finite(want) | _not_finite(got)
     for column in approximate_columns:
         want, got = F.col(f"expected.{column}"), F.col(f"actual.{column}")
         off = F.abs(want - got) > F.lit(tolerance) * F.greatest(F.lit(1.0), F.abs(want))
         mismatch = mismatch | (want.isNull() != got.isNull()) | F.coalesce(off, F.lit(False))
+        if column in floating:
+            mismatch = mismatch | _not_finite(want) | _not_finite(got)
     flagged = joined.withColumn("is_mismatch", mismatch).cache()
     try:
         totals = flagged.agg(
@@ -235,3 +249,12 @@ def compare(
     return Comparison(
         windows_checked=int(totals["windows"]), mismatched=int(totals["mismatched"] or 0), examples=examples
     )
+
+
+def _not_finite(column: Any) -> Any:
+    """True for NaN and +/-infinity, false otherwise (null included). Spark compares NaN as equal to
+    NaN and greater than any number, and infinity minus infinity is NaN, so neither an equality nor
+    a tolerance test catches these values: they are tested for by name."""
+    from pyspark.sql import functions as F
+
+    return F.coalesce(F.isnan(column) | (F.abs(column) == F.lit(float("inf"))), F.lit(False))

@@ -1,0 +1,333 @@
+"""A scheduler process for the fault-injection test (test_faults.py): scheduled runs of the water-level
+pipeline at given run times in LATE_DATA_HOME, optionally killed (SIGKILL, no cleanup of any kind)
+at one point of its last run, and, in a process resuming after such a kill, checks of what the
+resumed schedule left. Run as `python -m tests.fault_driver '<json plan>'` from python/; prints one
+JSON object per line (the kill about to happen, each run's report, the checks).
+
+The kill comes from a dbt event callback, in the thread that fires the event, so the process dies
+at a known statement: dbt fires SQLQuery just before it executes the statement."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+from datetime import datetime
+from typing import Any
+
+from late_data.dbt_project import DbtProject, format_timestamp
+from late_data.demo import reset_schemas
+from late_data.environment import prepare_environment
+from late_data.generator import Scenario
+from late_data.oracle import WindowSettings, compare, compare_window_means
+from late_data.pipeline import run_pipeline, scenario_feed, scheduled_selection
+from late_data.raw_tables import ensure_raw_tables
+from tests.conftest import TEST_VARS
+
+RESULT_MODEL = "model.late_data.water_level_window_means"
+HISTORY = "water_level_window_means_history"
+AUDIT = "late_data_run_audit"
+VERSIONS = "int_water_level_readings__versions"
+# Where the driver keeps the result table as each run left it: the published states the history
+# must reproduce. Outside the project's schemas, which a reset drops.
+WITNESS_SCHEMA = "fault_witness"
+SETTINGS = WindowSettings(
+    window_size_seconds=TEST_VARS["window_size_seconds"], late_window_seconds=TEST_VARS["late_window_seconds"]
+)
+# Late rows (half the readings, up to the late window late), corrections (some moving a reading to
+# another window), and rows too late to count: every resumed run has real work.
+SCENARIO = Scenario(
+    locations=4,
+    late_share=0.5,
+    max_lateness_seconds=600,
+    correction_share=0.05,
+    moved_correction_share=0.3,
+    too_late_share=0.02,
+    late_window_seconds=600,
+)
+RESULT_COLUMNS = "window_start, location, reading_count, mean_value, is_final"
+
+
+def statement(message: Any) -> str:
+    return message.data.sql.lower() if message.info.name == "SQLQuery" else ""
+
+
+def node_id(message: Any) -> str:
+    """The unique id of the node an event is about ('' for events about no node)."""
+    info = getattr(message.data, "node_info", None)
+    return info.unique_id if info is not None else ""
+
+
+# Kill points: (does this dbt event mark it, seconds to wait before the kill). A delay lets the
+# statement start, so the kill lands while Spark executes it rather than before.
+KILL_POINTS: dict[str, tuple[Any, float]] = {
+    # (a) Inside the result model: its partitions are staged, its insert overwrite about to run.
+    "model_write": (lambda m: node_id(m) == RESULT_MODEL and "insert overwrite" in statement(m), 0.0),
+    # (b) The result model's node has finished (its table committed); the history snapshot not started.
+    "after_model": (lambda m: m.info.name == "NodeFinished" and node_id(m) == RESULT_MODEL, 0.0),
+    # (c) While the history snapshot's merge runs.
+    "history_merge": (lambda m: "merge into" in statement(m) and HISTORY in statement(m), 1.0),
+    # (d) The on-run-end audit insert: every table of the run committed, the audit rows not.
+    "audit_insert": (lambda m: "insert into" in statement(m) and AUDIT in statement(m), 0.0),
+}
+
+
+class Killer:
+    """A dbt event callback that SIGKILLs this process at the armed kill point."""
+
+    def __init__(self) -> None:
+        self.point: str | None = None
+
+    def __call__(self, message: Any) -> None:
+        if self.point is None:
+            return
+        matches, delay = KILL_POINTS[self.point]
+        if not matches(message):
+            return
+        emit({"killing": self.point, "invocation_id": message.info.invocation_id, "delay": delay})
+        self.point = None
+        if delay:
+            threading.Timer(delay, kill_self).start()
+        else:
+            kill_self()
+
+
+def kill_self() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def emit(record: dict[str, Any]) -> None:
+    print(json.dumps(record, default=str), flush=True)
+
+
+def parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def record_published(project: DbtProject, run_time: datetime) -> None:
+    """The result table as it stands, as the state published at `run_time`."""
+    schema = project.target_schema()
+    project.spark.sql(
+        f"delete from {WITNESS_SCHEMA}.published where run_time = timestamp'{format_timestamp(run_time)}'"
+    )
+    project.spark.sql(
+        f"""
+        insert into {WITNESS_SCHEMA}.published
+        select timestamp'{format_timestamp(run_time)}' as run_time, {RESULT_COLUMNS}
+        from {schema}.water_level_window_means
+        """
+    )
+
+
+def history_versions_from(project: DbtProject, moment: datetime) -> int:
+    """History versions valid from `moment`: did a killed run's merge commit?"""
+    history = f"{project.target_schema()}.{HISTORY}"
+    if not project.spark.catalog.tableExists(history):
+        return 0
+    return project.spark.sql(
+        f"select count(*) from {history} where dbt_valid_from = timestamp'{format_timestamp(moment)}'"
+    ).first()[0]
+
+
+def audit_rows(project: DbtProject, invocation_ids: list[str]) -> list[dict[str, Any]]:
+    if not invocation_ids:
+        return []
+    ids = ", ".join(f"'{invocation_id}'" for invocation_id in invocation_ids)
+    return project.query(
+        f"""
+        select invocation_id, model, outcome, run_time
+        from {project.target_schema()}.{AUDIT}
+        where invocation_id in ({ids})
+        order by invocation_id, model
+        """
+    )
+
+
+def interrupted_invocations(project: DbtProject) -> list[str]:
+    """Invocations the audit shows as started and never finished: an 'started' row and no row with
+    another outcome (a killed run)."""
+    rows = project.query(
+        f"""
+        select invocation_id
+        from {project.target_schema()}.{AUDIT}
+        group by invocation_id
+        having count_if(outcome = 'started') > 0 and count_if(outcome != 'started') = 0
+        order by invocation_id
+        """
+    )
+    return [row["invocation_id"] for row in rows]
+
+
+def history_checks(project: DbtProject) -> dict[str, Any]:
+    """The history against every recorded published state (as of each run time, the versions valid
+    then equal the result table as that run left it), and its shape: no two versions of a window
+    valid from the same moment, no overlapping validity intervals, at most one open version."""
+    spark = project.spark
+    history = spark.table(f"{project.target_schema()}.{HISTORY}")
+    published = spark.table(f"{WITNESS_SCHEMA}.published")
+    run_times = published.select("run_time").distinct()
+    as_of = history.join(
+        run_times,
+        (history["dbt_valid_from"] <= run_times["run_time"])
+        & (history["dbt_valid_to"].isNull() | (history["dbt_valid_to"] > run_times["run_time"])),
+    )
+    fidelity = compare(
+        published,
+        as_of,
+        keys=["run_time", "window_start", "location"],
+        exact_columns=["reading_count", "is_final"],
+        approximate_columns=["mean_value"],
+    )
+    shape = spark.sql(
+        f"""
+        with versions as (
+            select
+                window_key,
+                dbt_valid_from,
+                dbt_valid_to,
+                lag(dbt_valid_to) over w as previous_valid_to,
+                lag(dbt_valid_from) over w as previous_valid_from
+            from {project.target_schema()}.{HISTORY}
+            window w as (partition by window_key order by dbt_valid_from, dbt_valid_to nulls last)
+        )
+        select
+            count(*) as versions,
+            count_if(dbt_valid_from = previous_valid_from) as duplicate_versions,
+            count_if(previous_valid_from is not null and (previous_valid_to is null or previous_valid_to > dbt_valid_from))
+                as overlapping_versions,
+            count_if(dbt_valid_to <= dbt_valid_from) as empty_versions,
+            count(distinct window_key) as windows,
+            count_if(dbt_valid_to is null) as open_versions
+        from versions
+        """
+    ).first()
+    return {
+        "published_states": run_times.count(),
+        "states_checked": fidelity.windows_checked,
+        "states_mismatched": fidelity.mismatched,
+        "state_examples": [row.asDict() for row in fidelity.examples],
+        **shape.asDict(),
+        "windows_with_versions": history.select("window_key").distinct().count(),
+        "current_windows": spark.table(f"{project.target_schema()}.water_level_window_means").count(),
+    }
+
+
+def interrupted_run_time(project: DbtProject) -> datetime | None:
+    """The run time of a scheduled run that died after loading versions and before its audit row: the
+    versions table holds versions loaded at a later run time than the audit's last successful run of
+    it. Every table a run changes is written after the versions (the result model, its listing and
+    its history read them), so a run killed before that left nothing to recover."""
+    schema = project.target_schema()
+    (row,) = project.query(
+        f"""
+        select
+            (select max(loaded_at) from {schema}.{VERSIONS}) as loaded,
+            (select max(run_time) from {schema}.{AUDIT} where model = '{VERSIONS}' and outcome = 'success') as audited
+        """
+    )
+    loaded, audited = row["loaded"], row["audited"]
+    return loaded if loaded is not None and (audited is None or loaded > audited) else None
+
+
+def check(project: DbtProject, raw_table: str, run_time: datetime, killed_invocations: list[str]) -> dict[str, Any]:
+    """The result table against the oracle as of `run_time`, the history against every published
+    state, and what the audit says of the killed invocations."""
+    oracle = compare_window_means(
+        project.spark, raw_table, f"{project.target_schema()}.water_level_window_means", run_time, SETTINGS
+    )
+    return {
+        "run_time": run_time,
+        "windows_checked": oracle.windows_checked,
+        "mismatched": oracle.mismatched,
+        "examples": [row.asDict() for row in oracle.examples],
+        "history": history_checks(project),
+        "audit_of_killed": audit_rows(project, killed_invocations),
+        "interrupted_invocations": interrupted_invocations(project),
+    }
+
+
+def main(plan: dict[str, Any]) -> None:
+    """`plan`: origin; fed_until (raw rows are fed up to here already; none: reset everything
+    first); left_by (the run time of the run the previous process was killed in: the result table
+    as it is now is what that run left published); killed_invocations (ids whose audit rows to
+    report); steps, each {run_time, kill (a KILL_POINTS name, or none)} for a scheduled run,
+    {recover: true} to re-run an interrupted run (interrupted_run_time) as a reconciliation, or
+    {check: true} for the checks as of the last run."""
+    killer = Killer()
+    project = DbtProject(prepare_environment(), TEST_VARS, callbacks=[killer])
+    spark = project.spark
+    if plan.get("fed_until") is None:
+        reset_schemas(project)
+        spark.sql(f"drop schema if exists {WITNESS_SCHEMA} cascade")
+        spark.sql(f"create schema {WITNESS_SCHEMA}")
+        spark.sql(
+            f"create table {WITNESS_SCHEMA}.published (run_time timestamp, window_start timestamp, location string,"
+            " reading_count bigint, mean_value double, is_final boolean) using iceberg"
+        )
+    tables = ensure_raw_tables(spark, project.raw_schema(), project.environment.table_format)
+    killed_invocations = plan.get("killed_invocations", [])
+    if plan.get("left_by"):
+        left_by = parse_time(plan["left_by"])
+        published_then = spark.sql(
+            f"select count(*) from {project.target_schema()}.water_level_window_means"
+            f" where computed_at = timestamp'{format_timestamp(left_by)}'"
+        ).first()[0]
+        emit(
+            {
+                "before_resume": {
+                    "result_windows_published_by_killed_run": published_then,
+                    "history_versions_from_killed_run": history_versions_from(project, left_by),
+                    "audit_of_killed": audit_rows(project, killed_invocations),
+                }
+            }
+        )
+        record_published(project, left_by)
+    origin = parse_time(plan["origin"])
+    feed = scenario_feed(project, tables, origin, water_levels=SCENARIO)
+    fed_until = parse_time(plan["fed_until"]) if plan.get("fed_until") else origin
+    last_run_time: datetime | None = None
+    runs_in_process = 0
+    for step in plan["steps"]:
+        if step.get("check"):
+            emit({"check": check(project, tables["water_level_readings"], last_run_time, killed_invocations)})
+            continue
+        if step.get("recover"):
+            # The recovery this test proposes for a scheduler that finds its previous run interrupted:
+            # run the interrupted run time again, as a reconciliation. Recomputing (rather than
+            # applying the arrivals since the audit's last run to a table that may already hold
+            # them) cannot count them twice; the same run time lets the history record what the
+            # interrupted run published, at the moment it was published.
+            recovered = interrupted_run_time(project)
+            emit({"interrupted_run_time": recovered})
+            if recovered is None:
+                continue
+            last_run_time, reconcile, kill = recovered, True, None
+        else:
+            last_run_time, reconcile, kill = parse_time(step["run_time"]), False, step.get("kill")
+            feed(fed_until, last_run_time)
+            fed_until = last_run_time
+        killer.point = kill
+        report = run_pipeline(
+            project,
+            last_run_time,
+            scheduled_selection("water_level", first_run=runs_in_process == 0),
+            reconcile=reconcile,
+        )
+        runs_in_process += 1
+        record_published(project, last_run_time)
+        emit(
+            {
+                "run": report.line(),
+                "reconcile": reconcile,
+                "windows_changed": report.windows_changed,
+                "windows_repaired": report.windows_repaired,
+                "rows_written": report.rows_written,
+            }
+        )
+    project.close()
+
+
+if __name__ == "__main__":
+    main(json.loads(sys.argv[1]))
