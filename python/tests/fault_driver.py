@@ -24,6 +24,7 @@ from late_data.generator import Scenario
 from late_data.oracle import WindowSettings, compare, compare_window_means
 from late_data.pipeline import run_pipeline, scenario_feed, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
+from late_data.status import audited_run_times, read_status
 from tests.conftest import TEST_VARS
 
 RESULT_MODEL = "model.late_data.water_level_window_means"
@@ -214,23 +215,6 @@ def history_checks(project: DbtProject) -> dict[str, Any]:
     }
 
 
-def interrupted_run_time(project: DbtProject) -> datetime | None:
-    """The run time of a scheduled run that died after loading versions and before its audit row: the
-    versions table holds versions loaded at a later run time than the audit's last successful run of
-    it. Every table a run changes is written after the versions (the result model, its listing and
-    its history read them), so a run killed before that left nothing to recover."""
-    schema = project.target_schema()
-    (row,) = project.query(
-        f"""
-        select
-            (select max(loaded_at) from {schema}.{VERSIONS}) as loaded,
-            (select max(run_time) from {schema}.{AUDIT} where model = '{VERSIONS}' and outcome = 'success') as audited
-        """
-    )
-    loaded, audited = row["loaded"], row["audited"]
-    return loaded if loaded is not None and (audited is None or loaded > audited) else None
-
-
 def check(project: DbtProject, raw_table: str, run_time: datetime, killed_invocations: list[str]) -> dict[str, Any]:
     """The result table against the oracle as of `run_time`, the history against every published
     state, and what the audit says of the killed invocations."""
@@ -253,7 +237,7 @@ def main(plan: dict[str, Any]) -> None:
     first); left_by (the run time of the run the previous process was killed in: the result table
     as it is now is what that run left published); killed_invocations (ids whose audit rows to
     report); steps, each {run_time, kill (a KILL_POINTS name, or none)} for a scheduled run,
-    {recover: true} to re-run an interrupted run (interrupted_run_time) as a reconciliation, or
+    {recover: true} to run the interrupted run's time again, as a restarted scheduler does, or
     {check: true} for the checks as of the last run."""
     killer = Killer()
     project = DbtProject(prepare_environment(), TEST_VARS, callbacks=[killer])
@@ -294,18 +278,18 @@ def main(plan: dict[str, Any]) -> None:
             emit({"check": check(project, tables["water_level_readings"], last_run_time, killed_invocations)})
             continue
         if step.get("recover"):
-            # The recovery this test proposes for a scheduler that finds its previous run interrupted:
-            # run the interrupted run time again, as a reconciliation. Recomputing (rather than
-            # applying the arrivals since the audit's last run to a table that may already hold
-            # them) cannot count them twice; the same run time lets the history record what the
-            # interrupted run published, at the moment it was published.
-            recovered = interrupted_run_time(project)
+            # What a restarted scheduler does (run_simulated): resume after the last successful run
+            # in the audit, so the interrupted run time comes first. The audit's `started` rows
+            # show the interrupted run, and the models turn that run into a reconciliation.
+            interrupted = read_status(project).interrupted
+            recovered = interrupted[0]["run_time"] if interrupted else None
             emit({"interrupted_run_time": recovered})
             if recovered is None:
                 continue
-            last_run_time, reconcile, kill = recovered, True, None
+            assert audited_run_times(project).succeeded < recovered
+            last_run_time, kill = recovered, None
         else:
-            last_run_time, reconcile, kill = parse_time(step["run_time"]), False, step.get("kill")
+            last_run_time, kill = parse_time(step["run_time"]), step.get("kill")
             feed(fed_until, last_run_time)
             fed_until = last_run_time
         killer.point = kill
@@ -313,14 +297,12 @@ def main(plan: dict[str, Any]) -> None:
             project,
             last_run_time,
             scheduled_selection("water_level", first_run=runs_in_process == 0),
-            reconcile=reconcile,
         )
         runs_in_process += 1
         record_published(project, last_run_time)
         emit(
             {
                 "run": report.line(),
-                "reconcile": reconcile,
                 "windows_changed": report.windows_changed,
                 "windows_repaired": report.windows_repaired,
                 "rows_written": report.rows_written,

@@ -32,7 +32,8 @@ def run_time(number: int) -> str:
 
 
 # One process per line: its runs, the last one killed at the named point (fault_driver.KILL_POINTS);
-# every later process first recovers the interrupted run, then checks, then goes on.
+# every later process first runs the interrupted run time again (the models make it a reconciliation),
+# then checks, then goes on.
 KILLS = ["model_write", "after_model", "history_merge", "audit_insert"]
 
 
@@ -94,8 +95,8 @@ def test_a_schedule_killed_at_four_points_resumes_exactly(tmp_path: Path) -> Non
             for result in (check, *later_checks):
                 assert_exact(result, kill)
             kill["audit_after_resume"] = check["audit_of_killed"]
-            # TODO(started audit row): once on-run-start writes a 'started' audit row, enable:
-            # assert kill["invocation_id"] in check["interrupted_invocations"], (kill, check)
+            # The audit shows the killed invocation as started without an outcome, after the resume too.
+            assert kill["invocation_id"] in check["interrupted_invocations"], (kill, check)
         kills = [record for record in records if "killing" in record]
         if index < len(KILLS):
             assert returncode == -9 and [record["killing"] for record in kills] == [KILLS[index]], (

@@ -131,6 +131,41 @@
 {% endmacro %}
 
 
+{% macro late_data_interrupted_run() %}
+    {#- The run time of an invocation that recorded `started` rows and no outcome after the last
+        outcome the audit holds: a run killed while it wrote (or, on a shared catalog, one still
+        running), or none. One query per invocation, never at parse time. -#}
+    {%- if not execute or flags.WHICH not in ('run', 'build', 'snapshot') or late_data_backfill() -%}{{ return(none) }}{%- endif -%}
+    {%- set state = late_data_invocation_state() -%}
+    {%- if 'interrupted_run' not in state -%}
+        {%- set query -%}
+            select max(run_time)
+            from {{ late_data_run_audit_relation() }}
+            where invocation_id in (
+                select invocation_id
+                from {{ late_data_run_audit_relation() }}
+                where invocation_id != '{{ invocation_id }}'
+                group by invocation_id
+                having
+                    count_if(outcome != 'started') = 0
+                    and max(recorded_at) > (
+                        select coalesce(max(recorded_at), timestamp'1970-01-01 00:00:00')
+                        from {{ late_data_run_audit_relation() }}
+                        where outcome != 'started'
+                    )
+            )
+        {%- endset -%}
+        {%- set interrupted = run_query(query).columns[0].values()[0] if late_data_relation_exists(late_data_run_audit_relation()) else none -%}
+        {%- if interrupted is not none -%}
+            {%- do log('late-data: the run at ' ~ interrupted ~ ' was interrupted before it recorded its outcome;'
+                ~ ' this run reconciles (recomputes its checked windows from the versions and repairs them)', info=true) -%}
+        {%- endif -%}
+        {%- do state.update({'interrupted_run': interrupted}) -%}
+    {%- endif -%}
+    {{- return(state['interrupted_run']) -}}
+{% endmacro %}
+
+
 {% macro late_data_last_run(target) %}
     {#- late_data_last_runs' entry for `target`, empty when it never ran. -#}
     {{- return(late_data_last_runs().get(target.identifier, {})) -}}

@@ -77,11 +77,13 @@
 
 
 {% macro late_data_reconcile() %}
-    {#- Whether var `reconcile` asks this run to recompute its checked windows from raw and repair
-        any the arrival-driven path got wrong. -#}
+    {#- Whether this run recomputes its checked windows from raw and repairs any the arrival-driven
+        path got wrong: var `reconcile`, or a previous run that was interrupted (late_data_interrupted_run):
+        its tables may hold part of what it wrote without an audit row saying so, and adding the
+        arrivals since the last audited run on top would count some twice. -#}
     {%- set raw = var('reconcile', false) -%}
     {%- if raw not in [true, false, 'true', 'false', 'True', 'False', 1, 0, none] -%}
         {%- do exceptions.raise_compiler_error("var reconcile must be true or false, not " ~ raw) -%}
     {%- endif -%}
-    {{- return(raw in [true, 'true', 'True', 1]) -}}
+    {{- return(raw in [true, 'true', 'True', 1] or late_data_interrupted_run() is not none) -}}
 {% endmacro %}
