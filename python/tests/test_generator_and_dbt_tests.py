@@ -9,7 +9,7 @@ import pytest
 from late_data.dbt_project import DbtInvocationError
 from late_data.generator import PageScenario, Scenario, generate, generate_page_counts
 from late_data.pipeline import run_pipeline, scenario_feed
-from late_data.raw_tables import PAGE_COUNT_COLUMNS, WATER_LEVEL_COLUMNS, Reading, append_readings
+from late_data.raw_tables import PAGE_COUNT_COLUMNS, WATER_LEVEL_COLUMNS
 from tests.conftest import Pipeline
 
 ORIGIN = datetime(2026, 4, 1, 6, 0, 0)
@@ -81,16 +81,6 @@ def test_dbt_data_tests_pass_on_generated_data(pipeline: Pipeline) -> None:
     ):
         assert statuses.pop(warning) == "warn", warning
     assert set(statuses.values()) == {"pass"}
-
-
-def test_malformed_raw_rows_fail_the_source_tests(pipeline: Pipeline) -> None:
-    append_readings(pipeline.spark, pipeline.raw_table, [Reading("ok", "weir", ORIGIN, 1.0, ORIGIN)])
-    pipeline.spark.sql(
-        f"insert into {pipeline.raw_table} values ('broken', 'weir', null, 2.0, timestamp'2026-04-01 06:00:01')"
-    )
-    with pytest.raises(DbtInvocationError, match="source_not_null_sensors_water_level_readings_event_time"):
-        pipeline.project.invoke(["test", "--select", "source:sensors"], {"run_time": "2026-04-01 06:05:00"})
-    assert pipeline.spark.table(pipeline.raw_table).count() == 2  # nothing was dropped
 
 
 def test_a_malformed_run_time_is_reported(pipeline: Pipeline) -> None:
