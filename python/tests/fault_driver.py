@@ -71,7 +71,11 @@ KILL_POINTS: dict[str, tuple[Any, float]] = {
     # (c) While the history snapshot's merge runs.
     "history_merge": (lambda m: "merge into" in statement(m) and HISTORY in statement(m), 1.0),
     # (d) The on-run-end audit insert: every table of the run committed, the audit rows not.
-    "audit_insert": (lambda m: "insert into" in statement(m) and AUDIT in statement(m), 0.0),
+    # (The on-run-start insert of the `started` rows comes first and is not this point.)
+    "audit_insert": (
+        lambda m: "insert into" in statement(m) and AUDIT in statement(m) and "'started'" not in statement(m),
+        0.0,
+    ),
 }
 
 
@@ -278,15 +282,14 @@ def main(plan: dict[str, Any]) -> None:
             emit({"check": check(project, tables["water_level_readings"], last_run_time, killed_invocations)})
             continue
         if step.get("recover"):
-            # What a restarted scheduler does (run_simulated): resume after the last successful run
-            # in the audit, so the interrupted run time comes first. The audit's `started` rows
-            # show the interrupted run, and the models turn that run into a reconciliation.
+            # What a restarted scheduler does (run_simulated): resume at the first run time after
+            # the last successful run in the audit, which is the interrupted one. The audit's
+            # `started` rows show it interrupted, and the models turn it into a reconciliation.
+            recovered = parse_time(plan["left_by"])
+            succeeded = audited_run_times(project).succeeded
+            assert succeeded is not None and succeeded < recovered, (succeeded, recovered)
             interrupted = read_status(project).interrupted
-            recovered = interrupted[0]["run_time"] if interrupted else None
-            emit({"interrupted_run_time": recovered})
-            if recovered is None:
-                continue
-            assert audited_run_times(project).succeeded < recovered
+            emit({"interrupted_run_time": interrupted[0]["run_time"] if interrupted else None})
             last_run_time, kill = recovered, None
         else:
             last_run_time, kill = parse_time(step["run_time"]), step.get("kill")
