@@ -35,6 +35,8 @@
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set audit = late_data_run_audit_relation() -%}
     {%- set columns = late_data_run_audit_columns() -%}
+    {#- The target schema may not exist yet: a first command may be dbt test (unit tests) or docs generate. -#}
+    {%- do adapter.create_schema(audit) -%}
     {%- if adapter.get_relation(database=none, schema=target.schema, identifier=audit.identifier) is not none -%}
         {%- set present = adapter.get_columns_in_relation(audit) | map(attribute='name') | map('lower') | list -%}
         {%- set missing = [] -%}
