@@ -109,9 +109,13 @@
         model's stored state reflects; backfills only touch old partitions, held runs write
         nothing), 'any_run_time': the last
         successful run of any kind, 'series_buckets': the bucket count of its last run}}. One query
-        per invocation. -#}
+        per invocation; none before the audit exists (commands that run no hooks, such as docs
+        generate, on a new warehouse). -#}
     {%- if not execute -%}{{ return({}) }}{%- endif -%}
     {%- set state = late_data_invocation_state() -%}
+    {%- if 'last_runs' not in state and not late_data_relation_exists(late_data_run_audit_relation()) -%}
+        {%- do state.update({'last_runs': {}}) -%}
+    {%- endif -%}
     {%- if 'last_runs' not in state -%}
         {%- set query -%}
             select
