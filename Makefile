@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup demo test lint pytest pytest-cluster cluster-packages bench bench-quick cluster-up cluster-down cluster-status cluster-demo clean
+.PHONY: setup demo test lint docs pytest pytest-cluster cluster-packages bench bench-quick cluster-up cluster-down cluster-status cluster-demo clean
 
 setup: $(INSTALLED)
 
@@ -31,7 +31,16 @@ lint: setup
 pytest: setup cluster-packages
 	$(BIN)/pytest python/tests
 
-test: lint pytest
+test: lint docs pytest
+
+# dbt's docs site (target/index.html, manifest.json, catalog.json), compiled against a scratch
+# LATE_DATA_HOME of its own (the embedded Derby metastore admits one process at a time), embedded
+# Iceberg whatever the environment picks, the Iceberg jar shared. `dbt docs serve` shows it.
+docs: setup
+	@home=$$(mktemp -d) && ln -s "$${LATE_DATA_HOME:-$(CURDIR)/.late_data}/jars" "$$home/jars" && \
+		LATE_DATA_HOME="$$home" LATE_DATA_TABLE_FORMAT=iceberg LATE_DATA_TARGET=iceberg \
+		$(BIN)/dbt docs generate --project-dir . --profiles-dir profiles; \
+		status=$$?; rm -rf "$$home"; exit $$status
 
 # Changed partitions vs microbatch vs full refresh vs the floor; writes bench/results.{csv,md,png}.
 # Then Delta cells into bench/delta where Delta's jars can be had (DELTA_JARS, Spark's Ivy cache or

@@ -60,3 +60,7 @@
     select *, 1 as version_number from {{ history }}
 {%- endmacro %}
 {% macro late_data_check_version_counts(version_counts, listing=false) -%}{%- endmacro %}
+{% macro late_data_quarantine_reason(required_columns, exact_sum_column=none, count_column=none) -%}
+    case when {{ required_columns[0] }} is null then 'null_{{ required_columns[0] }}' end
+{%- endmacro %}
+{% macro late_data_target_share() -%}{{ return(0.999) }}{%- endmacro %}

@@ -7,6 +7,7 @@ water_level_arrivals as (
 
     select
         'water_level_readings' as source_table,
+        event_id,
         location as series_key,
         event_time,
         window_end,
@@ -21,6 +22,7 @@ page_count_arrivals as (
 
     select
         source_table,
+        event_id,
         page as series_key,
         event_time,
         window_end,

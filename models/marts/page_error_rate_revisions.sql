@@ -2,6 +2,13 @@
 
 with
 
+pages as (
+
+    select * from {{ ref('series_catalogue') }}
+    where series_kind = 'page'
+
+),
+
 revisions as (
 
     {{ late_data_window_revisions(
@@ -13,4 +20,9 @@ revisions as (
 
 )
 
-select * from revisions
+select
+    revisions.*,
+    pages.unit,
+    coalesce(pages.display_name, revisions.page) as display_name
+from revisions
+left join pages on revisions.page = pages.series_key

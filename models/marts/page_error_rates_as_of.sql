@@ -4,6 +4,13 @@
 
 with
 
+pages as (
+
+    select * from {{ ref('series_catalogue') }}
+    where series_kind = 'page'
+
+),
+
 versions_at as (
 
     {{ late_data_as_of(
@@ -14,12 +21,15 @@ versions_at as (
 )
 
 select
-    window_start,
-    window_end,
-    page,
-    error_count,
-    view_count,
-    error_rate_percent,
-    is_final,
-    dbt_valid_from as published_at
+    versions_at.window_start,
+    versions_at.window_end,
+    versions_at.page,
+    versions_at.error_count,
+    versions_at.view_count,
+    versions_at.error_rate_percent,
+    versions_at.is_final,
+    versions_at.dbt_valid_from as published_at,
+    pages.unit,
+    coalesce(pages.display_name, versions_at.page) as display_name
 from versions_at
+left join pages on versions_at.page = pages.series_key

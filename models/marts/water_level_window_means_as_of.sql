@@ -5,6 +5,13 @@
 
 with
 
+locations as (
+
+    select * from {{ ref('series_catalogue') }}
+    where series_kind = 'location'
+
+),
+
 versions_at as (
 
     {{ late_data_as_of(
@@ -15,11 +22,14 @@ versions_at as (
 )
 
 select
-    window_start,
-    window_end,
-    location,
-    reading_count,
-    mean_value,
-    is_final,
-    dbt_valid_from as published_at
+    versions_at.window_start,
+    versions_at.window_end,
+    versions_at.location,
+    versions_at.reading_count,
+    versions_at.mean_value,
+    versions_at.is_final,
+    versions_at.dbt_valid_from as published_at,
+    locations.unit,
+    coalesce(locations.display_name, versions_at.location) as display_name
 from versions_at
+left join locations on versions_at.location = locations.series_key

@@ -2,6 +2,13 @@
 
 with
 
+locations as (
+
+    select * from {{ ref('series_catalogue') }}
+    where series_kind = 'location'
+
+),
+
 revisions as (
 
     {{ late_data_window_revisions(
@@ -13,4 +20,9 @@ revisions as (
 
 )
 
-select * from revisions
+select
+    revisions.*,
+    locations.unit,
+    coalesce(locations.display_name, revisions.location) as display_name
+from revisions
+left join locations on revisions.location = locations.series_key

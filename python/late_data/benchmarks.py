@@ -230,6 +230,8 @@ def _built_history(project: DbtProject, cell: BenchCell) -> tuple[_Feed, datetim
             "+tag:water_level",
             "int_water_level_readings__windowed",
             "--resource-type",
+            "seed",
+            "--resource-type",
             "model",
             "--resource-type",
             "snapshot",

@@ -118,7 +118,7 @@ class DbtProject:
             parse_args = ["parse", "--vars", json.dumps(self.project_vars)] if self.project_vars else ["parse"]
             self._manifest = self._invoke_raw(parse_args, manifest=None).result
         for node in self._manifest.nodes.values():
-            if hasattr(node, "extra_ctes_injected"):
+            if hasattr(node, "extra_ctes_injected") and node.resource_type != "seed":  # a seed compiles nothing
                 node.compiled = False
                 node.compiled_code = None
                 node.extra_ctes_injected = False

@@ -39,8 +39,9 @@ class RunReport:
         )
 
 
-# Models and snapshots in one invocation (data tests run separately: `dbt test`).
-SCHEDULED_BUILD = ["build", "--resource-type", "model", "--resource-type", "snapshot"]
+# Seeds (series_catalogue, read by the marts users query), models and snapshots in one invocation
+# (data tests run separately: `dbt test`).
+SCHEDULED_BUILD = ["build", "--resource-type", "seed", "--resource-type", "model", "--resource-type", "snapshot"]
 
 # Appends the raw rows that arrive in [start, end).
 Feed = Callable[[datetime, datetime], None]

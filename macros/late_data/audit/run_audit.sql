@@ -35,6 +35,8 @@
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- set audit = late_data_run_audit_relation() -%}
     {%- set columns = late_data_run_audit_columns() -%}
+    {#- The target schema may not exist yet: a first command may be dbt test (unit tests) or docs generate. -#}
+    {%- do adapter.create_schema(audit) -%}
     {%- if adapter.get_relation(database=none, schema=target.schema, identifier=audit.identifier) is not none -%}
         {%- set present = adapter.get_columns_in_relation(audit) | map(attribute='name') | map('lower') | list -%}
         {%- set missing = [] -%}
@@ -107,9 +109,13 @@
         model's stored state reflects; backfills only touch old partitions, held runs write
         nothing), 'any_run_time': the last
         successful run of any kind, 'series_buckets': the bucket count of its last run}}. One query
-        per invocation. -#}
+        per invocation; none before the audit exists (commands that run no hooks, such as docs
+        generate, on a new warehouse). -#}
     {%- if not execute -%}{{ return({}) }}{%- endif -%}
     {%- set state = late_data_invocation_state() -%}
+    {%- if 'last_runs' not in state and not late_data_relation_exists(late_data_run_audit_relation()) -%}
+        {%- do state.update({'last_runs': {}}) -%}
+    {%- endif -%}
     {%- if 'last_runs' not in state -%}
         {%- set query -%}
             select

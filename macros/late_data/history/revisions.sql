@@ -10,7 +10,7 @@
         select distinct
             invocation_id,
             run_kind
-        from {{ source('late_data_audit', 'late_data_run_audit') }}
+        from {{ ref('stg_late_data__run_audit') }}
         where model_role = 'windows'
 
     ),

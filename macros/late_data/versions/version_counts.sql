@@ -138,7 +138,9 @@
 
 {% macro late_data_listing_since(target=none) %}
     {#- The run time a too-late listing (`target`, default the model being built) lists arrivals
-        after: its previous run, or none when it is built from scratch (then it lists every version). -#}
+        after: its previous run, or none when it is built from scratch (then it lists every version;
+        so does a unit test, which has no previous run). -#}
+    {%- if model.resource_type == 'unit_test' -%}{{ return(none) }}{%- endif -%}
     {%- set target = target or this -%}
     {%- set incremental = is_incremental() if target.identifier == this.identifier
         else (late_data_relation_exists(target) and not flags.FULL_REFRESH) -%}
@@ -153,7 +155,11 @@
         late_data_run_mode), counted_run_time (the previous run its counted_before refers to),
         arrived_since (only events with a version arrived after it; none: no such restriction),
         lookup (SQL predicate), checked (the recomputed range, or none)}. Recorded for the models
-        that read the counts (late_data_check_version_counts). -#}
+        that read the counts (late_data_check_version_counts). A unit test (fixed input rows; it
+        has no audit nor stored state to read) gets a rebuild's plan. -#}
+    {%- if model.resource_type == 'unit_test' -%}
+        {{- return({'mode': 'rebuild', 'counted_run_time': none, 'arrived_since': none, 'lookup': 'true', 'checked': none}) -}}
+    {%- endif -%}
     {%- set result = api.Relation.create(schema=this.schema, identifier=counted_for, type='table') -%}
     {%- set run_mode = late_data_run_mode(result) if execute else {'mode': 'rebuild', 'previous_run_time': none} -%}
     {%- set since = [] -%}
