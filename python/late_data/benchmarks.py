@@ -15,13 +15,14 @@ from typing import Any
 
 from tqdm import tqdm
 
-from late_data.backfill import floor_to
 from late_data.dbt_project import DbtProject
 from late_data.demo import reset_schemas
 from late_data.generator import Scenario, generate
 from late_data.pipeline import SCHEDULED_BUILD, scheduled_selection
 from late_data.profile import profile_lines, read_log_slice
 from late_data.raw_tables import ensure_raw_tables
+from late_data.timeutil import ceil_to, floor_to
+from late_data.timeutil import format_timestamp as _stamp
 
 log = logging.getLogger(__name__)
 
@@ -118,19 +119,6 @@ FULL_MATRIX = (
     BenchCell(100_000, 1.25, "heavy"),
 )
 QUICK_MATRIX = (BenchCell(20, 2.1, "heavy"), BenchCell(20, 2.1, "sparse"))
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M:%S")
-
-
-def _floor_hour(moment: datetime) -> datetime:
-    return moment.replace(minute=0, second=0, microsecond=0)
-
-
-def _ceil_hour(moment: datetime) -> datetime:
-    floor = _floor_hour(moment)
-    return floor if floor == moment else floor + timedelta(hours=1)
 
 
 def bench_vars(cell: BenchCell) -> dict[str, Any]:
@@ -391,9 +379,9 @@ def _run_strategy(project: DbtProject, cell: BenchCell, strategy: str, previous:
                 "--select",
                 MICROBATCH,
                 "--event-time-start",
-                _stamp(_floor_hour(min(previous, run_time) - late)),
+                _stamp(floor_to(min(previous, run_time) - late, timedelta(hours=1))),
                 "--event-time-end",
-                _stamp(_ceil_hour(run_time)),
+                _stamp(ceil_to(run_time, timedelta(hours=1))),
             ],
             at,
         )

@@ -24,6 +24,7 @@ from late_data.oracle import WindowSettings, compare_window_means
 from late_data.pipeline import Upkeep, run_pipeline, run_real_clock, run_simulated, scenario_feed, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
 from late_data.status import read_status
+from late_data.timeutil import parse_timestamp, utc_now
 
 log = logging.getLogger("late_data")
 
@@ -46,10 +47,13 @@ def parse_cell(text: str) -> BenchCell:
 
 
 def parse_time(text: str) -> datetime:
+    """A command-line time as naive UTC; an offset ('+02:00', 'Z') is converted, as dbt's vars are."""
     try:
-        return datetime.fromisoformat(text.removesuffix("Z")).replace(tzinfo=None)
+        return parse_timestamp(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a time: use 'YYYY-MM-DD HH:MM:SS' (UTC)") from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a time: use 'YYYY-MM-DD HH:MM:SS' (UTC) or ISO 8601 with an offset"
+        ) from None
 
 
 def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
@@ -285,7 +289,7 @@ def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
         return 1 if mismatched else 0
     tables = ensure_raw_tables(project.spark, project.raw_schema(), project.environment.table_format)
     if args.command == "backfill":
-        run_time = args.run_time or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+        run_time = args.run_time or utc_now()
         changes, manifest = run_backfill(
             project,
             args.start,
@@ -303,7 +307,7 @@ def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
         print(f"backfill: {len(changes)} partitions changed; manifest {manifest}")
         return 0
     if args.command == "reconcile":
-        run_time = args.run_time or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+        run_time = args.run_time or utc_now()
         report = run_pipeline(project, run_time, scheduled_selection(None, first_run=False), reconcile=True)
         print(report.line())
         print(f"reconcile: {report.windows_repaired} windows repaired")

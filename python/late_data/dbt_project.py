@@ -7,7 +7,6 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from late_data.environment import (
@@ -33,10 +32,6 @@ class DbtInvocationError(RuntimeError):
 class Invocation:
     invocation_id: str
     result: Any
-
-
-def format_timestamp(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M:%S")
 
 
 class DbtProject:
