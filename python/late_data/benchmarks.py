@@ -121,6 +121,42 @@ FULL_MATRIX = (
 QUICK_MATRIX = (BenchCell(20, 2.1, "heavy"), BenchCell(20, 2.1, "sparse"))
 
 
+def parse_cell(text: str) -> BenchCell:
+    """A cell from `LOCATIONS:HOURS:LATENESS[:LATE_WINDOW_HOURS]` (the CLI's --cell); ValueError otherwise."""
+    locations, hours, lateness, *late_window = text.split(":")
+    if lateness not in BENCH_LATENESS or len(late_window) > 1:
+        raise ValueError(f"{text!r}: lateness {lateness!r} is not one of {sorted(BENCH_LATENESS)}")
+    return BenchCell(int(locations), float(hours), lateness, float(late_window[0]) if late_window else 1.0)
+
+
+def run_bench(
+    project: DbtProject,
+    out_dir: Path,
+    machine: str,
+    cells: tuple[BenchCell, ...] | None = None,
+    runs: int | None = None,
+    quick: bool = False,
+    thrift: bool = False,
+) -> list[Path]:
+    """Measure `cells` (default: the quick or the full matrix; with `thrift`, 100:2:heavy) and write
+    the outputs after each cell, so a long matrix keeps what it measured if stopped. Returns the
+    files written. With explicit cells, the rows of other cells in out_dir stay."""
+    runs = runs or (2 if quick else 5)
+    if thrift:
+        thrift_results = tuple(
+            bench_thrift_whole_run(project, cell, runs) for cell in cells or (BenchCell(100, 2, "heavy"),)
+        )
+        for result in thrift_results:
+            print(f"bench: {result.strategy} {result.cell_key}: median {result.median_s:.2f} s over {result.runs} runs")
+        return write_bench_outputs([], out_dir, machine, thrift_results=thrift_results)
+    measurements: list[CellMeasurement] = []
+    paths: list[Path] = []
+    for cell in cells or (QUICK_MATRIX if quick else FULL_MATRIX):
+        measurements.append(bench_cell(project, cell, runs))
+        paths = write_bench_outputs(measurements, out_dir, machine, keep_other_cells=bool(cells))
+    return paths
+
+
 def bench_vars(cell: BenchCell) -> dict[str, Any]:
     return {**BENCH_VARS, "late_window_seconds": cell.late_window_seconds}
 
