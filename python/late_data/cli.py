@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from late_data.backfill import run_backfill
 from late_data.dbt_project import DbtInvocationError, DbtProject
@@ -30,6 +30,9 @@ from late_data.raw_tables import ensure_raw_tables
 from late_data.status import read_status
 from late_data.timeutil import parse_timestamp, utc_now
 
+if TYPE_CHECKING:
+    from late_data_bench.benchmarks import BenchCell
+
 log = logging.getLogger("late_data")
 
 
@@ -38,10 +41,10 @@ def memory_gib() -> int:
     return round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30)
 
 
-def parse_cell(text: str) -> Any:
-    """A bench cell (late_data.benchmarks.BenchCell); imported here only when --cell is given."""
-    from late_data.benchmarks import BENCH_LATENESS
-    from late_data.benchmarks import parse_cell as parse_bench_cell
+def parse_cell(text: str) -> BenchCell:
+    """A bench cell; the benchmark package is imported only when --cell is given."""
+    from late_data_bench.benchmarks import BENCH_LATENESS
+    from late_data_bench.benchmarks import parse_cell as parse_bench_cell
 
     try:
         return parse_bench_cell(text)
@@ -304,7 +307,7 @@ def bench_command(args: argparse.Namespace) -> int:
             print(f"bench: Delta cells skipped: {reason}")
             return 0
         os.environ["LATE_DATA_TABLE_FORMAT"] = args.table_format
-    from late_data.benchmarks import run_bench
+    from late_data_bench.benchmarks import run_bench
 
     project = open_project()
     machine = (

@@ -19,10 +19,10 @@ from late_data.dbt_project import DbtProject
 from late_data.demo import reset_schemas
 from late_data.generator import Scenario, generate
 from late_data.pipeline import SCHEDULED_BUILD, scheduled_selection
-from late_data.profile import profile_lines, read_log_slice
 from late_data.raw_tables import ensure_raw_tables
 from late_data.timeutil import ceil_to, floor_to
 from late_data.timeutil import format_timestamp as _stamp
+from late_data_bench.profile import profile_lines, read_log_slice
 
 log = logging.getLogger(__name__)
 
