@@ -22,7 +22,7 @@ from late_data.pipeline import SCHEDULED_BUILD, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
 from late_data.timeutil import ceil_to, floor_to
 from late_data.timeutil import format_timestamp as _stamp
-from late_data_bench.profile import profile_lines, read_log_slice
+from late_data_bench.profile import EventRecorder, profile_lines
 
 log = logging.getLogger(__name__)
 
@@ -95,9 +95,9 @@ class BenchResult:
 
 @dataclass(frozen=True)
 class RunProfile:
-    """One run's slice of dbt's log and the Spark jobs it started."""
+    """One run's dbt events (as JSON-log records) and the Spark jobs it started."""
 
-    log_lines: list[str]
+    events: list[dict[str, Any]]
     spark_jobs: int
 
 
@@ -371,19 +371,22 @@ def _timed_whole_runs(
 
 def _timed(project: DbtProject, table: str, run: Callable[[], Any]) -> tuple[_Timing, RunProfile]:
     """Seconds of `run`, the partitions, files and rows it wrote in `table` (from the table
-    format's commits), and where its time went (from dbt's log and Spark's job tracker)."""
+    format's commits), and where its time went (from dbt's events and Spark's job tracker)."""
     from late_data.table_history import commits_after, latest_version
 
     table_format = project.environment.table_format
     version = latest_version(project.spark, table, table_format)
-    dbt_log = project.environment.dbt_log_dir / "dbt.log"
-    log_start = dbt_log.stat().st_size if dbt_log.exists() else 0
+    recorder = EventRecorder()
     jobs_before = set(project.spark.sparkContext.statusTracker().getJobIdsForGroup())
-    started = time.perf_counter()
-    run()
-    seconds = time.perf_counter() - started
+    project.callbacks.append(recorder)
+    try:
+        started = time.perf_counter()
+        run()
+        seconds = time.perf_counter() - started
+    finally:
+        project.callbacks.remove(recorder)
     jobs = len(set(project.spark.sparkContext.statusTracker().getJobIdsForGroup()) - jobs_before)
-    profile = RunProfile(read_log_slice(dbt_log, log_start) if dbt_log.exists() else [], jobs)
+    profile = RunProfile(recorder.records(), jobs)
     commits = commits_after(project.spark, table, table_format, version)
     partitions = set().union(*(commit.partitions_touched for commit in commits))
     timing = _Timing(
@@ -622,7 +625,8 @@ def _profile_markdown(measurements: list[CellMeasurement], machine: str, kept_se
     lines = [
         f"# Where the time goes\n\n{machine}\n",
         "The last timed run of each cell, per kind of statement: wall seconds from a statement's start"
-        " to dbt's next event (fetching its result included), from dbt's debug log; Spark jobs from"
+        " to dbt's next event (fetching its result included), from dbt's structured events (the records"
+        " of its JSON log: SQLQuery, SQLQueryStatus); Spark jobs from"
         " Spark's job tracker. `late_data` loads the versions that arrived and runs the means model;"
         " `whole_run` is the whole scheduled run (versions, means, too-late listing, history snapshot,"
         " audit).\n",
@@ -633,7 +637,7 @@ def _profile_markdown(measurements: list[CellMeasurement], machine: str, kept_se
         for strategy, profile in measurement.profiles.items():
             lines += [
                 f"{_profile_heading(cell)}{strategy}\n",
-                *profile_lines(profile.log_lines, profile.spark_jobs),
+                *profile_lines(profile.events, profile.spark_jobs),
                 "",
             ]
     return "\n".join(lines)

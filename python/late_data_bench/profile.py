@@ -1,18 +1,26 @@
-"""Where one dbt invocation's time goes: its statements' wall time, read from dbt's debug log."""
+"""Where one dbt invocation's time goes: its statements' wall time, from dbt's structured events.
+
+dbt describes every step as an event; its JSON log (`--log-format-file json`) writes each as one
+record `{"info": {"name", "ts", "thread", ...}, "data": {...}}`. A statement is a `SQLQuery` event
+(`data.sql`) and, when it returns, a `SQLQueryStatus` event (`data.elapsed`, dbt's own seconds).
+The bench gets the same records in process, from a dbtRunner callback (EventRecorder), so the
+project's text log (LATE_DATA_HOME/logs/dbt.log) stays as users read it; `read_json_log` reads
+them from a JSON log file. No regular expressions over log text: a change in dbt's wording or
+colours cannot silently empty the profile.
+"""
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
-# A dbt log event: "HH:MM:SS.ffffff [level] [thread]: message", after an ANSI colour reset.
-LOG_EVENT = re.compile(r"^(?:\x1b\[0m)?(\d\d:\d\d:\d\d\.\d+) \[\w+\s*\] \[([^\]]+)\]: (.*)")
-
-# Statement kinds, by the first SQL line; the first match wins, {0} is the first group.
+# Statement kinds, by the statement's first SQL text; the first match wins, {0} is the first group.
 STATEMENT_KINDS = (
     (re.compile(r"insert overwrite directory '[^']*/([^/']+)'"), "compute and stage: {0}"),
     (re.compile(r"insert overwrite (?:table )?(\S+)"), "write: insert overwrite {0}"),
@@ -32,8 +40,10 @@ STATEMENT_KINDS = (
     ),
 )
 
-
-SQL_STATUS = re.compile(r"in (\d+(?:\.\d+)?) seconds")
+SQL_QUERY = "SQLQuery"
+SQL_QUERY_STATUS = "SQLQueryStatus"
+# Enough of a statement to tell its kind; the rest (a model's whole query) is not kept.
+SQL_PREFIX_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -42,46 +52,80 @@ class LoggedStatement:
     seconds: float
 
 
-def read_log_slice(log_path: Path, start: int, end: int | None = None) -> list[str]:
-    """The lines dbt appended to its log between two byte offsets."""
+@dataclass
+class EventRecorder:
+    """A dbtRunner callback keeping every event of the invocations it is registered for. Events
+    are converted to JSON-log records only when asked (`records`), outside any timed section."""
+
+    messages: list[Any] = field(default_factory=list)
+
+    def __call__(self, message: Any) -> None:
+        self.messages.append(message)
+
+    def records(self) -> list[dict[str, Any]]:
+        """The events as the records dbt's JSON log would hold (dbt's own conversion)."""
+        from dbt_common.events.functions import msg_to_dict
+
+        return [msg_to_dict(message) for message in self.messages]
+
+
+def read_json_log(log_path: Path, start: int = 0, end: int | None = None) -> list[dict[str, Any]]:
+    """The records of a JSON log (dbt `--log-format-file json`) between two byte offsets; lines
+    that are not JSON records (another writer, a torn last line) are skipped."""
     with log_path.open("rb") as handle:
         handle.seek(start)
         data = handle.read() if end is None else handle.read(end - start)
-    return data.decode("utf-8", errors="replace").splitlines()
+    records = []
+    for line in data.decode("utf-8", errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("info"), dict):
+            records.append(record)
+    return records
 
 
-def logged_statements(lines: list[str]) -> tuple[list[LoggedStatement], float]:
-    """The SQL statements in a slice of dbt's log, each with the wall seconds from its start to the
-    next event of another statement or of dbt (fetching its result included), and the slice's span."""
-    events: list[list] = []  # [time, thread, message, first SQL line or None]
-    for line in lines:
-        match = LOG_EVENT.match(line)
-        if match:
-            events.append(
-                [datetime.strptime(match.group(1), "%H:%M:%S.%f"), match.group(2).strip(), match.group(3), None]
-            )
-        elif (
-            events
-            and events[-1][2].startswith("On ")
-            and events[-1][2].rstrip().endswith("*/")
-            and line.strip()
-            and not line.strip().startswith(("/*", "--"))
-            and len(events[-1][3] or "") < 300
-        ):
-            events[-1][3] = f"{events[-1][3]} {line.strip()}" if events[-1][3] else line.strip()
+def _timestamp(record: dict[str, Any]) -> datetime:
+    """An event's time: ISO 8601 in UTC, with up to nanoseconds (protobuf's Timestamp)."""
+    text = str(record["info"]["ts"]).removesuffix("Z")
+    whole, _, fraction = text.partition(".")
+    return datetime.fromisoformat(f"{whole}.{(fraction + '000000')[:6]}")
+
+
+def statement_text(sql: str) -> str:
+    """The start of a statement's SQL on one line, without dbt's query comment (`/* {...} */`,
+    prepended to every statement) and comment lines: what its kind is read from."""
+    text = ""
+    for line in sql.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("/*", "--")):
+            continue
+        text = f"{text} {stripped}" if text else stripped
+        if len(text) >= SQL_PREFIX_CHARS:
+            break
+    return text
+
+
+def logged_statements(records: list[dict[str, Any]]) -> tuple[list[LoggedStatement], float]:
+    """The SQL statements among one invocation's event records, each with the wall seconds from
+    its start to the next event of another statement or of dbt (fetching its result included),
+    and the span of all the records."""
+    events = [(_timestamp(record), record) for record in records]
     statements: list[LoggedStatement] = []
-    running: dict[str, int] = {}  # thread -> index of its statement awaiting "SQL status"
-    for (moment, thread, message, sql), (following, *_) in pairwise(events):
+    running: dict[str, int] = {}  # thread -> index of its statement awaiting its SQLQueryStatus
+    for (moment, record), (following, _) in pairwise(events):
         seconds = (following - moment).total_seconds()
-        if sql is not None:
-            statements.append(LoggedStatement(sql, seconds))
+        name, thread, data = record["info"]["name"], record["info"].get("thread", ""), record.get("data", {})
+        if name == SQL_QUERY:
+            statements.append(LoggedStatement(statement_text(str(data.get("sql", ""))), seconds))
             running[thread] = len(statements) - 1
-        elif message.startswith("SQL status") and thread in running:
-            # dbt's own duration of the statement (events such as "Opening a new connection" may
-            # come between its start and its status), plus fetching its result.
+        elif name == SQL_QUERY_STATUS and thread in running:
+            # dbt's own duration of the statement (events such as a new connection may come between
+            # its start and its status), plus fetching its result.
             index = running.pop(thread)
-            reported = SQL_STATUS.search(message)
-            took = float(reported.group(1)) if reported else statements[index].seconds
+            reported = data.get("elapsed")
+            took = float(reported) if reported is not None else statements[index].seconds
             statements[index] = LoggedStatement(statements[index].sql, max(took, statements[index].seconds) + seconds)
     span = (events[-1][0] - events[0][0]).total_seconds() if events else 0.0
     return statements, span
@@ -96,9 +140,9 @@ def statement_kind(sql: str) -> str:
     return "other statements"
 
 
-def profile_lines(lines: list[str], spark_jobs: int) -> list[str]:
+def profile_lines(records: list[dict[str, Any]], spark_jobs: int) -> list[str]:
     """A markdown table of seconds per statement kind, dbt's own time and the Spark jobs."""
-    statements, span = logged_statements(lines)
+    statements, span = logged_statements(records)
     seconds: dict[str, float] = defaultdict(float)
     counts: dict[str, int] = defaultdict(int)
     for statement in statements:
