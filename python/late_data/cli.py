@@ -226,6 +226,8 @@ def open_project() -> DbtProject:
 
 
 def raw_tables(project: DbtProject) -> dict[str, str]:
+    """The raw tables by name, created when missing: commands that feed, read or rebuild from raw
+    work on a fresh LATE_DATA_HOME too."""
     return ensure_raw_tables(project.spark, project.raw_schema(), project.environment.table_format)
 
 
@@ -239,6 +241,7 @@ def setup_command(args: argparse.Namespace) -> int:
 
 
 def cluster_command(args: argparse.Namespace) -> int:
+    """`up` ends with the status too, so its exit code says whether every service came up."""
     from late_data.cluster import cluster_down, cluster_status, cluster_up, describe
 
     environment = prepare_environment()
@@ -263,6 +266,7 @@ def generate_command(args: argparse.Namespace) -> int:
 
 
 def schedule_command(args: argparse.Namespace) -> int:
+    """A missing --end is refused before Spark and dbt start (tens of seconds)."""
     if args.clock == "simulated" and args.end is None:
         raise ValueError("--clock simulated needs --end")
     project = open_project()
@@ -299,9 +303,10 @@ def backfill_command(args: argparse.Namespace) -> int:
 
 
 def bench_command(args: argparse.Namespace) -> int:
+    """The table format is set before the environment is prepared, and Delta cells end early with
+    the reason where Delta's jars cannot be had: `make bench` runs them on every machine."""
     if args.table_format:
-        # Before the environment is prepared: the format picks the profile target and the models'
-        # file_format for this process.
+        # The format picks the profile target and the models' file_format for this process.
         reason = delta_jars_unavailable() if args.table_format == "delta" else None
         if reason is not None:
             print(f"bench: Delta cells skipped: {reason}")
@@ -321,6 +326,7 @@ def bench_command(args: argparse.Namespace) -> int:
 
 
 def check_command(args: argparse.Namespace) -> int:
+    """Exit 1 on any mismatched window, so a scheduler or CI can alert on it."""
     project = open_project()
     comparison = compare_window_means(
         project.spark,
