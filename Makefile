@@ -15,8 +15,9 @@ $(INSTALLED): requirements.txt python/pyproject.toml
 		exit 1; }
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found: install Python 3.11 or pass PYTHON=..." >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
-	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e python
+	# What installs is what python/pyproject.toml declares (with its dev extra); requirements.txt is the
+	# lock those declarations resolve against (-c: pins versions, adds nothing of its own).
+	$(BIN)/pip install --quiet --disable-pip-version-check -c requirements.txt -e 'python[dev]'
 	$(BIN)/late-data setup
 	touch $(INSTALLED)
 

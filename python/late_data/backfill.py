@@ -12,11 +12,10 @@ from typing import Any
 
 from tqdm import tqdm
 
-from late_data.dbt_project import DbtProject, format_timestamp
+from late_data.dbt_project import DbtProject
+from late_data.timeutil import floor_to, format_timestamp
 
 log = logging.getLogger(__name__)
-
-EPOCH = datetime(1970, 1, 1)
 
 
 @dataclass(frozen=True)
@@ -67,10 +66,6 @@ class PartitionChange:
     rows_after: int
     sum_before: Decimal | None
     sum_after: Decimal | None
-
-
-def floor_to(moment: datetime, size_seconds: int) -> datetime:
-    return EPOCH + timedelta(seconds=int((moment - EPOCH).total_seconds()) // size_seconds * size_seconds)
 
 
 def chunk_bounds(

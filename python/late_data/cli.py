@@ -1,4 +1,8 @@
-"""The `late-data` command: generate, schedule, check and demo, in one warm process."""
+"""The `late-data` command: generate, schedule, check and demo, in one warm process.
+
+One small function per subcommand (COMMANDS maps the name to it); the work is in the library
+modules, so what a command does can be called, and tested, without the command line.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +10,15 @@ import argparse
 import logging
 import os
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from late_data.backfill import run_backfill
-from late_data.benchmarks import BENCH_LATENESS, BenchCell
 from late_data.dbt_project import DbtInvocationError, DbtProject
 from late_data.environment import (
     TABLE_FORMATS,
-    ProjectEnvironment,
     SetupError,
     delta_jars_unavailable,
     prepare_environment,
@@ -24,20 +28,26 @@ from late_data.oracle import WindowSettings, compare_window_means
 from late_data.pipeline import Upkeep, run_pipeline, run_real_clock, run_simulated, scenario_feed, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
 from late_data.status import read_status
+from late_data.timeutil import parse_timestamp, utc_now
+
+if TYPE_CHECKING:
+    from late_data_bench.benchmarks import BenchCell
 
 log = logging.getLogger("late_data")
 
 
 def memory_gib() -> int:
+    """This machine's memory, for the benchmark's header line."""
     return round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30)
 
 
 def parse_cell(text: str) -> BenchCell:
+    """A bench cell; the benchmark package is imported only when --cell is given."""
+    from late_data_bench.benchmarks import BENCH_LATENESS
+    from late_data_bench.benchmarks import parse_cell as parse_bench_cell
+
     try:
-        locations, hours, lateness, *late_window = text.split(":")
-        if lateness not in BENCH_LATENESS or len(late_window) > 1:
-            raise ValueError(lateness)
-        return BenchCell(int(locations), float(hours), lateness, float(late_window[0]) if late_window else 1.0)
+        return parse_bench_cell(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a cell: use LOCATIONS:HOURS:LATENESS[:LATE_WINDOW_HOURS] with lateness in"
@@ -46,10 +56,13 @@ def parse_cell(text: str) -> BenchCell:
 
 
 def parse_time(text: str) -> datetime:
+    """A command-line time as naive UTC; an offset ('+02:00', 'Z') is converted, as dbt's vars are."""
     try:
-        return datetime.fromisoformat(text.removesuffix("Z")).replace(tzinfo=None)
+        return parse_timestamp(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a time: use 'YYYY-MM-DD HH:MM:SS' (UTC)") from None
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a time: use 'YYYY-MM-DD HH:MM:SS' (UTC) or ISO 8601 with an offset"
+        ) from None
 
 
 def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
@@ -200,37 +213,42 @@ def main(argv: list[str] | None = None) -> int:
     )
     for noisy in ("py4j", "pyspark", "pyhive"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    if args.command == "bench" and args.table_format:
-        # Before the environment is prepared: the format picks the profile target and the models'
-        # file_format for this process.
-        reason = delta_jars_unavailable() if args.table_format == "delta" else None
-        if reason is not None:
-            print(f"bench: Delta cells skipped: {reason}")
-            return 0
-        os.environ["LATE_DATA_TABLE_FORMAT"] = args.table_format
     try:
-        environment = prepare_environment()
-        if args.command == "setup":
-            print(
-                f"late-data: ready in {environment.home} (table format {environment.table_format},"
-                f" target {environment.profile_target})"
-            )
-            return 0
-        if args.command == "cluster":
-            return run_cluster_command(args.action, environment)
-        return dispatch(args, DbtProject(environment))
+        return COMMANDS[args.command](args)
     except (SetupError, DbtInvocationError, ValueError) as error:
         print(f"late-data: {error}", file=sys.stderr)
         return 2
 
 
-def run_cluster_command(action: str, environment: ProjectEnvironment) -> int:
+def open_project() -> DbtProject:
+    """The environment laid out and checked, and a dbt project on it (holds LATE_DATA_HOME's lock)."""
+    return DbtProject(prepare_environment())
+
+
+def raw_tables(project: DbtProject) -> dict[str, str]:
+    """The raw tables by name, created when missing: commands that feed, read or rebuild from raw
+    work on a fresh LATE_DATA_HOME too."""
+    return ensure_raw_tables(project.spark, project.raw_schema(), project.environment.table_format)
+
+
+def setup_command(args: argparse.Namespace) -> int:
+    environment = prepare_environment()
+    print(
+        f"late-data: ready in {environment.home} (table format {environment.table_format},"
+        f" target {environment.profile_target})"
+    )
+    return 0
+
+
+def cluster_command(args: argparse.Namespace) -> int:
+    """`up` ends with the status too, so its exit code says whether every service came up."""
     from late_data.cluster import cluster_down, cluster_status, cluster_up, describe
 
-    if action == "up":
-        settings, seconds = cluster_up(environment)
+    environment = prepare_environment()
+    if args.action == "up":
+        _, seconds = cluster_up(environment)
         print(f"cluster: up in {seconds:.1f} s")
-    elif action == "down":
+    elif args.action == "down":
         stopped = cluster_down(environment)
         print(f"cluster: stopped {', '.join(stopped)}" if stopped else "cluster: nothing was running")
         return 0
@@ -239,102 +257,126 @@ def run_cluster_command(action: str, environment: ProjectEnvironment) -> int:
     return 0 if all(status.running for status in statuses) else 1
 
 
-def dispatch(args: argparse.Namespace, project: DbtProject) -> int:
-    from late_data.demo import run_demo
+def generate_command(args: argparse.Namespace) -> int:
+    project = open_project()
+    tables = raw_tables(project)
+    scenario_feed(project, tables, args.origin, scenario_from(args), page_scenario_from(args))(args.start, args.end)
+    log.info("appended the rows arriving in [%s, %s) to %s", args.start, args.end, ", ".join(tables.values()))
+    return 0
 
-    if args.command == "bench":
-        from late_data.benchmarks import (
-            FULL_MATRIX,
-            QUICK_MATRIX,
-            bench_cell,
-            bench_thrift_whole_run,
-            write_bench_outputs,
-        )
 
-        runs = args.runs or (2 if args.quick else 5)
-        machine = (
-            f"Measured {datetime.now(UTC):%Y-%m-%d} on {os.cpu_count()} cores, {memory_gib()} GiB, Spark local[*],"
-            f" {project.environment.table_format.capitalize()} tables."
-        )
-        if args.thrift:
-            thrift_results = tuple(
-                bench_thrift_whole_run(project, cell, runs) for cell in args.cells or (BenchCell(100, 2, "heavy"),)
-            )
-            paths = write_bench_outputs([], args.out, machine, thrift_results=thrift_results)
-            for result in thrift_results:
-                print(
-                    f"bench: {result.strategy} {result.cell_key}: median {result.median_s:.2f} s over {result.runs} runs"
-                )
-            for path in paths:
-                print(f"bench: wrote {path}")
-            return 0
-        cells = args.cells or (QUICK_MATRIX if args.quick else FULL_MATRIX)
-        measurements = []
-        for cell in cells:
-            measurements.append(bench_cell(project, cell, runs))
-            # After each cell: a long matrix keeps what it measured.
-            paths = write_bench_outputs(measurements, args.out, machine, keep_other_cells=bool(args.cells))
-        for path in paths:
-            print(f"bench: wrote {path}")
-        return 0
-    if args.command == "status":
-        print("\n".join(read_status(project).lines()))
-        return 0
-    if args.command == "demo":
-        mismatched = run_demo(project, args.hours, timedelta(seconds=args.interval), timedelta(seconds=args.offset))
-        return 1 if mismatched else 0
-    tables = ensure_raw_tables(project.spark, project.raw_schema(), project.environment.table_format)
-    if args.command == "backfill":
-        run_time = args.run_time or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
-        changes, manifest = run_backfill(
-            project,
-            args.start,
-            args.end,
-            timedelta(hours=args.chunk_hours),
-            args.include_too_late,
-            run_time,
-            project.environment.home / "backfills",
-        )
-        for change in changes:
-            print(
-                f"{change.table} {change.partition_start}: windows {change.windows_before} -> {change.windows_after},"
-                f" rows {change.rows_before} -> {change.rows_after}, sum {change.sum_before} -> {change.sum_after}"
-            )
-        print(f"backfill: {len(changes)} partitions changed; manifest {manifest}")
-        return 0
-    if args.command == "reconcile":
-        run_time = args.run_time or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
-        report = run_pipeline(project, run_time, scheduled_selection(None, first_run=False), reconcile=True)
-        print(report.line())
-        print(f"reconcile: {report.windows_repaired} windows repaired")
-        return 0
-    if args.command == "check":
-        comparison = compare_window_means(
-            project.spark,
-            tables["water_level_readings"],
-            f"{project.target_schema()}.water_level_window_means",
-            args.run_time,
-            WindowSettings(
-                window_size_seconds=int(project.setting("window_size_seconds")),
-                late_window_seconds=int(project.setting("late_window_seconds")),
-            ),
-        )
-        print(f"check: {comparison.windows_checked} windows checked, {comparison.mismatched} mismatched")
-        return 1 if comparison.mismatched else 0
-    feed = scenario_feed(project, tables, args.origin, scenario_from(args), page_scenario_from(args))
-    if args.command == "generate":
-        feed(args.start, args.end)
-        log.info("appended the rows arriving in [%s, %s) to %s", args.start, args.end, ", ".join(tables.values()))
-        return 0
+def schedule_command(args: argparse.Namespace) -> int:
+    """A missing --end is refused before Spark and dbt start (tens of seconds)."""
+    if args.clock == "simulated" and args.end is None:
+        raise ValueError("--clock simulated needs --end")
+    project = open_project()
+    feed = scenario_feed(project, raw_tables(project), args.origin, scenario_from(args), page_scenario_from(args))
     interval, offset = timedelta(seconds=args.interval), timedelta(seconds=args.offset)
     upkeep = Upkeep(reconcile_every=args.reconcile_every, maintain_every=args.maintain_every)
     if args.clock == "simulated":
-        if args.end is None:
-            raise ValueError("--clock simulated needs --end")
         run_simulated(project, feed, args.origin, args.end, interval, offset, upkeep=upkeep)
-        return 0
-    run_real_clock(project, interval, offset, args.runs, None if args.no_generate else feed, args.origin, upkeep=upkeep)
+    else:
+        generated = None if args.no_generate else feed
+        run_real_clock(project, interval, offset, args.runs, generated, args.origin, upkeep=upkeep)
     return 0
+
+
+def backfill_command(args: argparse.Namespace) -> int:
+    project = open_project()
+    raw_tables(project)
+    changes, manifest = run_backfill(
+        project,
+        args.start,
+        args.end,
+        timedelta(hours=args.chunk_hours),
+        args.include_too_late,
+        args.run_time or utc_now(),
+        project.environment.home / "backfills",
+    )
+    for change in changes:
+        print(
+            f"{change.table} {change.partition_start}: windows {change.windows_before} -> {change.windows_after},"
+            f" rows {change.rows_before} -> {change.rows_after}, sum {change.sum_before} -> {change.sum_after}"
+        )
+    print(f"backfill: {len(changes)} partitions changed; manifest {manifest}")
+    return 0
+
+
+def bench_command(args: argparse.Namespace) -> int:
+    """The table format is set before the environment is prepared, and Delta cells end early with
+    the reason where Delta's jars cannot be had: `make bench` runs them on every machine."""
+    if args.table_format:
+        # The format picks the profile target and the models' file_format for this process.
+        reason = delta_jars_unavailable() if args.table_format == "delta" else None
+        if reason is not None:
+            print(f"bench: Delta cells skipped: {reason}")
+            return 0
+        os.environ["LATE_DATA_TABLE_FORMAT"] = args.table_format
+    from late_data_bench.benchmarks import run_bench
+
+    project = open_project()
+    machine = (
+        f"Measured {datetime.now(UTC):%Y-%m-%d} on {os.cpu_count()} cores, {memory_gib()} GiB, Spark local[*],"
+        f" {project.environment.table_format.capitalize()} tables."
+    )
+    cells = tuple(args.cells) if args.cells else None
+    for path in run_bench(project, args.out, machine, cells, args.runs, quick=args.quick, thrift=args.thrift):
+        print(f"bench: wrote {path}")
+    return 0
+
+
+def check_command(args: argparse.Namespace) -> int:
+    """Exit 1 on any mismatched window, so a scheduler or CI can alert on it."""
+    project = open_project()
+    comparison = compare_window_means(
+        project.spark,
+        raw_tables(project)["water_level_readings"],
+        f"{project.target_schema()}.water_level_window_means",
+        args.run_time,
+        WindowSettings(
+            window_size_seconds=int(project.setting("window_size_seconds")),
+            late_window_seconds=int(project.setting("late_window_seconds")),
+        ),
+    )
+    print(f"check: {comparison.windows_checked} windows checked, {comparison.mismatched} mismatched")
+    return 1 if comparison.mismatched else 0
+
+
+def reconcile_command(args: argparse.Namespace) -> int:
+    project = open_project()
+    raw_tables(project)
+    report = run_pipeline(
+        project, args.run_time or utc_now(), scheduled_selection(None, first_run=False), reconcile=True
+    )
+    print(report.line())
+    print(f"reconcile: {report.windows_repaired} windows repaired")
+    return 0
+
+
+def status_command(args: argparse.Namespace) -> int:
+    print("\n".join(read_status(open_project()).lines()))
+    return 0
+
+
+def demo_command(args: argparse.Namespace) -> int:
+    from late_data.demo import run_demo
+
+    mismatched = run_demo(open_project(), args.hours, timedelta(seconds=args.interval), timedelta(seconds=args.offset))
+    return 1 if mismatched else 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "setup": setup_command,
+    "generate": generate_command,
+    "schedule": schedule_command,
+    "backfill": backfill_command,
+    "bench": bench_command,
+    "check": check_command,
+    "cluster": cluster_command,
+    "reconcile": reconcile_command,
+    "status": status_command,
+    "demo": demo_command,
+}
 
 
 if __name__ == "__main__":

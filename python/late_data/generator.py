@@ -11,8 +11,10 @@ quarantined (MALFORMED_KINDS: NaN, infinities, values beyond the exact sum, null
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
+
+from late_data.timeutil import epoch_seconds
 
 LATENESS_PROFILES = ("uniform", "long_tail")
 
@@ -57,10 +59,6 @@ class Scenario:
                 raise ValueError(f"{name} must lie in [0, 1], not {share}")
         if self.locations < 1 or self.reading_interval_seconds < 1:
             raise ValueError("locations and reading_interval_seconds must be positive")
-
-
-def epoch_seconds(moment: datetime) -> int:
-    return int(moment.replace(tzinfo=UTC).timestamp())
 
 
 def _uniform(scenario: Scenario, purpose: str) -> str:

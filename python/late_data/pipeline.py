@@ -10,13 +10,12 @@ from datetime import UTC, datetime, timedelta
 
 from tqdm import tqdm
 
-from late_data.dbt_project import DbtProject, format_timestamp
+from late_data.dbt_project import DbtProject
 from late_data.generator import PageScenario, Scenario, generate, generate_page_counts
 from late_data.status import audited_run_times
+from late_data.timeutil import floor_to, format_timestamp
 
 log = logging.getLogger(__name__)
-
-EPOCH = datetime(1970, 1, 1)
 
 
 @dataclass(frozen=True)
@@ -98,9 +97,7 @@ def run_pipeline(
 
 def schedule_times(start: datetime, end: datetime, interval: timedelta, offset: timedelta) -> Iterator[datetime]:
     """Run times `offset` after each interval boundary in (start, end]."""
-    step = interval.total_seconds()
-    boundary = EPOCH + timedelta(seconds=((start - EPOCH).total_seconds() // step) * step)
-    moment = boundary + offset
+    moment = floor_to(start, interval) + offset
     while moment <= end:
         if moment > start:
             yield moment
@@ -196,10 +193,7 @@ def run_simulated(
 
 def next_run_time(now: datetime, interval: timedelta, offset: timedelta) -> datetime:
     """The first moment after `now` that lies `offset` after an interval boundary."""
-    step, shift = interval.total_seconds(), offset.total_seconds()
-    now_seconds = (now - EPOCH).total_seconds()
-    due_seconds = ((now_seconds - shift) // step + 1) * step + shift
-    return EPOCH + timedelta(seconds=due_seconds)
+    return floor_to(now - offset, interval) + interval + offset
 
 
 def run_real_clock(

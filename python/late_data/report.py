@@ -110,14 +110,7 @@ def _revision_paths_figure(spark: Any, schema: str, windows: int) -> Any:
             """
         ).collect()
         for window in most_revised:
-            versions = spark.sql(
-                f"""
-                select valid_from, {value} as value, is_final from {schema}.{revisions}
-                where window_start = timestamp'{window["window_start"]:%Y-%m-%d %H:%M:%S}' and {key} = '{window[key]}'
-                    and {value} is not null
-                order by version_number
-                """
-            ).collect()
+            versions = window_versions(spark, f"{schema}.{revisions}", key, value, window["window_start"], window[key])
             final = versions[-1]["value"]
             times = [row["valid_from"] for row in versions]
             values = [row["value"] - final for row in versions]
@@ -135,6 +128,23 @@ def _revision_paths_figure(spark: Any, schema: str, windows: int) -> Any:
         axis.legend(fontsize=7)
     figure.tight_layout()
     return figure
+
+
+def window_versions(spark: Any, table: str, key: str, value: str, window_start: Any, series: Any) -> list[Any]:
+    """One window's versions (valid_from, value, is_final), oldest first. The window and series are
+    compared as values through the DataFrame API, never spliced into SQL text: a series name is
+    data (a location called "O'Brien Weir" must neither break the query nor change it)."""
+    from pyspark.sql import functions as F
+
+    return (
+        spark.table(table)
+        .where(
+            (F.col("window_start") == F.lit(window_start)) & (F.col(key) == F.lit(series)) & F.col(value).isNotNull()
+        )
+        .orderBy("version_number")
+        .select("valid_from", F.col(value).alias("value"), "is_final")
+        .collect()
+    )
 
 
 def _figure(figure: Any) -> str:

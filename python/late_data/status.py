@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from late_data.dbt_project import DbtProject, format_timestamp
+from late_data.dbt_project import DbtProject
+from late_data.timeutil import format_timestamp
 
 # One per pipeline: each is a view over its own versions table.
 QUARANTINE_VIEWS = ("water_level_quarantine", "page_counts_quarantine")

@@ -17,7 +17,7 @@ import threading
 from datetime import datetime
 from typing import Any
 
-from late_data.dbt_project import DbtProject, format_timestamp
+from late_data.dbt_project import DbtProject
 from late_data.demo import reset_schemas
 from late_data.environment import prepare_environment
 from late_data.generator import Scenario
@@ -25,6 +25,7 @@ from late_data.oracle import WindowSettings, compare, compare_window_means
 from late_data.pipeline import run_pipeline, scenario_feed, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
 from late_data.status import audited_run_times, read_status
+from late_data.timeutil import format_timestamp, parse_timestamp
 from tests.conftest import TEST_VARS
 
 RESULT_MODEL = "model.late_data.water_level_window_means"
@@ -108,7 +109,7 @@ def emit(record: dict[str, Any]) -> None:
 
 
 def parse_time(text: str) -> datetime:
-    return datetime.fromisoformat(text)
+    return parse_timestamp(text)
 
 
 def record_published(project: DbtProject, run_time: datetime) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from late_data.benchmarks import (
+from late_data_bench.benchmarks import (
     HISTORY_SNAPSHOT,
     OURS,
     STRATEGIES,

@@ -14,6 +14,7 @@ from late_data.oracle import compare_error_rates, expected_error_rates
 from late_data.pipeline import RunReport, run_simulated, scenario_feed
 from late_data.raw_tables import PageCount, append_page_counts
 from late_data.table_history import commits_after, latest_version
+from late_data.timeutil import floor_to, format_timestamp
 from tests.conftest import TEST_VARS, Pipeline
 
 # Page views may arrive later than page errors: each source has its own late window.
@@ -28,8 +29,7 @@ def rates_pipeline(project: Any) -> Pipeline:
 
 
 def partition_of(moment: datetime) -> datetime:
-    size = TEST_VARS["partition_size_seconds"]
-    return datetime(1970, 1, 1) + timedelta(seconds=((moment - datetime(1970, 1, 1)).total_seconds() // size) * size)
+    return floor_to(moment, TEST_VARS["partition_size_seconds"])
 
 
 def expected(pipeline: Pipeline, run_time: datetime) -> Any:
@@ -152,7 +152,7 @@ def test_rate_history_and_full_refresh(scheduled_rates: dict[str, Any]) -> None:
     columns = "window_start, page, error_count, view_count, error_rate_percent, counted_rows, is_final, counts_digest"
     incremental = pipeline.spark.sql(f"select {columns} from {pipeline.rates_table}").collect()
     pipeline.project.invoke(
-        ["run", "--full-refresh", "--select", "+page_error_rates"], {"run_time": run_time.strftime("%Y-%m-%d %H:%M:%S")}
+        ["run", "--full-refresh", "--select", "+page_error_rates"], {"run_time": format_timestamp(run_time)}
     )
     rebuilt = pipeline.spark.sql(f"select {columns} from {pipeline.rates_table}").collect()
     key = lambda row: (row["window_start"], row["page"])

@@ -15,6 +15,7 @@ from late_data.oracle import WindowSettings, compare_window_means
 from late_data.pipeline import run_simulated, scenario_feed
 from late_data.raw_tables import Reading, append_readings
 from late_data.table_history import delta_active_files
+from late_data.timeutil import floor_to
 from tests.conftest import TEST_VARS, Pipeline
 
 ORIGIN = datetime(2026, 3, 4, 6, 0, 0)
@@ -25,8 +26,7 @@ SETTINGS = WindowSettings(
 
 
 def partition_of(moment: datetime) -> datetime:
-    size = TEST_VARS["partition_size_seconds"]
-    return datetime(1970, 1, 1) + timedelta(seconds=((moment - datetime(1970, 1, 1)).total_seconds() // size) * size)
+    return floor_to(moment, TEST_VARS["partition_size_seconds"])
 
 
 def local_path(file_path: str) -> Path:

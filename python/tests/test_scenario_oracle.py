@@ -13,6 +13,7 @@ from late_data.generator import Scenario
 from late_data.oracle import WindowSettings, compare_window_means, expected_window_means
 from late_data.pipeline import RunReport, run_simulated, scenario_feed
 from late_data.table_history import commits_after, latest_version
+from late_data.timeutil import floor_to, format_timestamp
 from tests.conftest import TEST_VARS, Pipeline
 
 ORIGIN = datetime(2026, 3, 1, 12, 0, 0)
@@ -34,8 +35,7 @@ SCENARIO = Scenario(
 
 
 def partition_of(moment: datetime) -> datetime:
-    size = TEST_VARS["partition_size_seconds"]
-    return datetime(1970, 1, 1) + timedelta(seconds=((moment - datetime(1970, 1, 1)).total_seconds() // size) * size)
+    return floor_to(moment, TEST_VARS["partition_size_seconds"])
 
 
 def oracle_partitions_changed(
@@ -221,7 +221,7 @@ def replay_in_scratch_schema(pipeline: Pipeline, run_time: datetime, columns: st
     try:
         pipeline.project.invoke(
             ["run", "--full-refresh", "--select", "+water_level_window_means"],
-            {"run_time": run_time.strftime("%Y-%m-%d %H:%M:%S")},
+            {"run_time": format_timestamp(run_time)},
         )
         return pipeline.spark.sql(f"select {columns} from replay.water_level_window_means").collect()
     finally:
@@ -239,7 +239,7 @@ def test_full_refresh_gives_bit_identical_results(scheduled_history: dict[str, A
     incremental = pipeline.spark.sql(f"select {columns} from {pipeline.means_table}").collect()
     pipeline.project.invoke(
         ["run", "--full-refresh", "--select", f"+tag:{pipeline.pipeline_tag}"],
-        {"run_time": run_time.strftime("%Y-%m-%d %H:%M:%S")},
+        {"run_time": format_timestamp(run_time)},
     )
     rebuilt = pipeline.spark.sql(f"select {columns} from {pipeline.means_table}").collect()
     key = lambda row: (row["window_start"], row["location"])

@@ -15,13 +15,14 @@ from typing import Any
 
 from tqdm import tqdm
 
-from late_data.backfill import floor_to
 from late_data.dbt_project import DbtProject
 from late_data.demo import reset_schemas
 from late_data.generator import Scenario, generate
 from late_data.pipeline import SCHEDULED_BUILD, scheduled_selection
-from late_data.profile import profile_lines, read_log_slice
 from late_data.raw_tables import ensure_raw_tables
+from late_data.timeutil import ceil_to, floor_to
+from late_data.timeutil import format_timestamp as _stamp
+from late_data_bench.profile import EventRecorder, profile_lines
 
 log = logging.getLogger(__name__)
 
@@ -94,9 +95,9 @@ class BenchResult:
 
 @dataclass(frozen=True)
 class RunProfile:
-    """One run's slice of dbt's log and the Spark jobs it started."""
+    """One run's dbt events (as JSON-log records) and the Spark jobs it started."""
 
-    log_lines: list[str]
+    events: list[dict[str, Any]]
     spark_jobs: int
 
 
@@ -120,17 +121,40 @@ FULL_MATRIX = (
 QUICK_MATRIX = (BenchCell(20, 2.1, "heavy"), BenchCell(20, 2.1, "sparse"))
 
 
-def _stamp(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M:%S")
+def parse_cell(text: str) -> BenchCell:
+    """A cell from `LOCATIONS:HOURS:LATENESS[:LATE_WINDOW_HOURS]` (the CLI's --cell); ValueError otherwise."""
+    locations, hours, lateness, *late_window = text.split(":")
+    if lateness not in BENCH_LATENESS or len(late_window) > 1:
+        raise ValueError(f"{text!r}: lateness {lateness!r} is not one of {sorted(BENCH_LATENESS)}")
+    return BenchCell(int(locations), float(hours), lateness, float(late_window[0]) if late_window else 1.0)
 
 
-def _floor_hour(moment: datetime) -> datetime:
-    return moment.replace(minute=0, second=0, microsecond=0)
-
-
-def _ceil_hour(moment: datetime) -> datetime:
-    floor = _floor_hour(moment)
-    return floor if floor == moment else floor + timedelta(hours=1)
+def run_bench(
+    project: DbtProject,
+    out_dir: Path,
+    machine: str,
+    cells: tuple[BenchCell, ...] | None = None,
+    runs: int | None = None,
+    quick: bool = False,
+    thrift: bool = False,
+) -> list[Path]:
+    """Measure `cells` (default: the quick or the full matrix; with `thrift`, 100:2:heavy) and write
+    the outputs after each cell, so a long matrix keeps what it measured if stopped. Returns the
+    files written. With explicit cells, the rows of other cells in out_dir stay."""
+    runs = runs or (2 if quick else 5)
+    if thrift:
+        thrift_results = tuple(
+            bench_thrift_whole_run(project, cell, runs) for cell in cells or (BenchCell(100, 2, "heavy"),)
+        )
+        for result in thrift_results:
+            print(f"bench: {result.strategy} {result.cell_key}: median {result.median_s:.2f} s over {result.runs} runs")
+        return write_bench_outputs([], out_dir, machine, thrift_results=thrift_results)
+    measurements: list[CellMeasurement] = []
+    paths: list[Path] = []
+    for cell in cells or (QUICK_MATRIX if quick else FULL_MATRIX):
+        measurements.append(bench_cell(project, cell, runs))
+        paths = write_bench_outputs(measurements, out_dir, machine, keep_other_cells=bool(cells))
+    return paths
 
 
 def bench_vars(cell: BenchCell) -> dict[str, Any]:
@@ -349,19 +373,22 @@ def _timed_whole_runs(
 
 def _timed(project: DbtProject, table: str, run: Callable[[], Any]) -> tuple[_Timing, RunProfile]:
     """Seconds of `run`, the partitions, files and rows it wrote in `table` (from the table
-    format's commits), and where its time went (from dbt's log and Spark's job tracker)."""
+    format's commits), and where its time went (from dbt's events and Spark's job tracker)."""
     from late_data.table_history import commits_after, latest_version
 
     table_format = project.environment.table_format
     version = latest_version(project.spark, table, table_format)
-    dbt_log = project.environment.dbt_log_dir / "dbt.log"
-    log_start = dbt_log.stat().st_size if dbt_log.exists() else 0
+    recorder = EventRecorder()
     jobs_before = set(project.spark.sparkContext.statusTracker().getJobIdsForGroup())
-    started = time.perf_counter()
-    run()
-    seconds = time.perf_counter() - started
+    project.callbacks.append(recorder)
+    try:
+        started = time.perf_counter()
+        run()
+        seconds = time.perf_counter() - started
+    finally:
+        project.callbacks.remove(recorder)
     jobs = len(set(project.spark.sparkContext.statusTracker().getJobIdsForGroup()) - jobs_before)
-    profile = RunProfile(read_log_slice(dbt_log, log_start) if dbt_log.exists() else [], jobs)
+    profile = RunProfile(recorder.records(), jobs)
     commits = commits_after(project.spark, table, table_format, version)
     partitions = set().union(*(commit.partitions_touched for commit in commits))
     timing = _Timing(
@@ -393,9 +420,9 @@ def _run_strategy(project: DbtProject, cell: BenchCell, strategy: str, previous:
                 "--select",
                 MICROBATCH,
                 "--event-time-start",
-                _stamp(_floor_hour(min(previous, run_time) - late)),
+                _stamp(floor_to(min(previous, run_time) - late, timedelta(hours=1))),
                 "--event-time-end",
-                _stamp(_ceil_hour(run_time)),
+                _stamp(ceil_to(run_time, timedelta(hours=1))),
             ],
             at,
         )
@@ -600,7 +627,8 @@ def _profile_markdown(measurements: list[CellMeasurement], machine: str, kept_se
     lines = [
         f"# Where the time goes\n\n{machine}\n",
         "The last timed run of each cell, per kind of statement: wall seconds from a statement's start"
-        " to dbt's next event (fetching its result included), from dbt's debug log; Spark jobs from"
+        " to dbt's next event (fetching its result included), from dbt's structured events (the records"
+        " of its JSON log: SQLQuery, SQLQueryStatus); Spark jobs from"
         " Spark's job tracker. `late_data` loads the versions that arrived and runs the means model;"
         " `whole_run` is the whole scheduled run (versions, means, too-late listing, history snapshot,"
         " audit).\n",
@@ -611,7 +639,7 @@ def _profile_markdown(measurements: list[CellMeasurement], machine: str, kept_se
         for strategy, profile in measurement.profiles.items():
             lines += [
                 f"{_profile_heading(cell)}{strategy}\n",
-                *profile_lines(profile.log_lines, profile.spark_jobs),
+                *profile_lines(profile.events, profile.spark_jobs),
                 "",
             ]
     return "\n".join(lines)
