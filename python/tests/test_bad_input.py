@@ -299,7 +299,7 @@ def test_a_restarted_schedule_resumes_after_its_last_audited_run(pipeline: Pipel
         (
             "late_window_seconds_by_source",
             {"page_view": 60},
-            "var late_window_seconds_by_source.page_view: no such source table",
+            "var late_window_seconds_by_source.page_view: no source table of that name",
         ),
         (
             "late_window_seconds_by_source",

@@ -13,7 +13,12 @@
             "var late_window_seconds_by_source=" ~ by_source ~ " must map source tables to seconds, e.g. {page_views: 7200}"
         ) -%}
     {%- endif -%}
-    {%- set source_tables = graph.sources.values() | map(attribute='name') | list -%}
+    {#- The raw tables: the sources that declare their columns' types (the audit declares none). -#}
+    {%- set source_tables = [] -%}
+    {%- for source_node in graph.sources.values()
+        if source_node.columns.values() | selectattr('data_type') | list | length -%}
+        {%- do source_tables.append(source_node.name) -%}
+    {%- endfor -%}
     {%- for source_table in by_source -%}
         {%- if source_table not in source_tables -%}
             {%- do exceptions.raise_compiler_error(

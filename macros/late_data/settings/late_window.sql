@@ -33,7 +33,7 @@
     {#- `value` as an integer, or a compile error naming the setting. -#}
     {%- if value is none or value is boolean or not modules.re.match('^[0-9]+$', value | string | trim) or (value | int) < minimum -%}
         {%- do exceptions.raise_compiler_error(
-            "var " ~ name ~ "=" ~ value ~ " must be a whole number of seconds (or count), at least " ~ minimum
+            "var " ~ name ~ "=" ~ value ~ " must be a whole number, at least " ~ minimum
         ) -%}
     {%- endif -%}
     {{- return(value | int) -}}
