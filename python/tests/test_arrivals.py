@@ -180,5 +180,5 @@ def test_bad_settings_are_refused_naming_the_setting(pipeline: Pipeline) -> None
         pipeline.project.invoke(
             ["run", "--select", "water_level_window_means"], {"run_time": "2026-03-06 08:02:00", "reconcile": "maybe"}
         )
-    with pytest.raises(DbtInvocationError, match="is before the last run of .*runs only move forward in time"):
+    with pytest.raises(DbtInvocationError, match=r"is before the last run of .*runs only move forward in time"):
         pipeline.run(at(0.5))
