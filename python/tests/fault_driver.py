@@ -151,21 +151,6 @@ def audit_rows(project: DbtProject, invocation_ids: list[str]) -> list[dict[str,
     )
 
 
-def interrupted_invocations(project: DbtProject) -> list[str]:
-    """Invocations the audit shows as started and never finished: an 'started' row and no row with
-    another outcome (a killed run)."""
-    rows = project.query(
-        f"""
-        select invocation_id
-        from {project.target_schema()}.{AUDIT}
-        group by invocation_id
-        having count_if(outcome = 'started') > 0 and count_if(outcome != 'started') = 0
-        order by invocation_id
-        """
-    )
-    return [row["invocation_id"] for row in rows]
-
-
 def history_checks(project: DbtProject) -> dict[str, Any]:
     """The history against every recorded published state (as of each run time, the versions valid
     then equal the result table as that run left it), and its shape: no two versions of a window
@@ -233,7 +218,10 @@ def check(project: DbtProject, raw_table: str, run_time: datetime, killed_invoca
         "examples": [row.asDict() for row in oracle.examples],
         "history": history_checks(project),
         "audit_of_killed": audit_rows(project, killed_invocations),
-        "interrupted_invocations": interrupted_invocations(project),
+        # The product's own view of the audit (late-data status), not a second query of it.
+        "interrupted_invocations": [
+            run["invocation_id"] for run in read_status(project, interrupted_limit=100).interrupted
+        ],
     }
 
 

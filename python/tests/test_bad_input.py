@@ -79,12 +79,9 @@ def quarantine(pipeline: Pipeline, view: str = "water_level_quarantine") -> list
 
 def audit_rows(pipeline: Pipeline, where: str = "true") -> list[dict[str, Any]]:
     schema = pipeline.project.target_schema()
-    return [
-        row.asDict()
-        for row in pipeline.spark.sql(
-            f"select * from {schema}.late_data_run_audit where {where} order by recorded_at, model"
-        ).collect()
-    ]
+    return pipeline.project.query(
+        f"select * from {schema}.late_data_run_audit where {where} order by recorded_at, model"
+    )
 
 
 def test_malformed_versions_are_quarantined_on_every_path(pipeline: Pipeline) -> None:
