@@ -1,19 +1,53 @@
-{#- History snapshots of late-data result models (tag `late_data_history`). Each run compares only
+{#- Follows dbt-spark 1.11.0 and dbt-adapters 1.24 (python/tests/test_adapter_overrides.py checks
+    the installed macros against these fingerprints):
+    upstream: dbt-spark spark/macros/materializations/snapshot.sql materialization:snapshot:spark 11b4a58dc34f
+    upstream: dbt-spark spark/macros/materializations/snapshot.sql spark__snapshot_merge_sql 6965c0690dac
+    upstream: dbt-adapters global_project/macros/materializations/snapshots/helpers.sql default__build_snapshot_table cdbebee0341b
+    upstream: dbt-adapters global_project/macros/materializations/snapshots/helpers.sql default__snapshot_staging_table 134aa6737177
+    upstream: dbt-adapters global_project/macros/adapters/timestamps.sql default__snapshot_get_time 78ba7a3be809
+
+    History snapshots of late-data result models (tag `late_data_history`). Each run compares only
     what late_data_history_plan says can have changed, and stamps every version with the run time
     that published it (the result row's computed_at), so history lives on the runs' time axis and
     a snapshot that catches up after a failure still records each version when it was published.
     A column is_current_version (a partition key, with the result's time partition and series
-    bucket) keeps the open versions apart, so closing them reads only those. Other snapshots get
-    dbt-spark's behaviour. -#}
+    bucket) keeps the open versions apart, so closing them reads only those. Every other snapshot
+    gets dbt's and dbt-spark's macros unchanged. -#}
 
 {% macro spark__snapshot_get_time() %}
-    {#- Stamps (deletions, dbt_updated_at) use the run time, not the wall clock. -#}
-    {{- late_data_run_time() -}}
+    {#- Late-data histories stamp deletions and dbt_updated_at with the run time, not the wall clock. -#}
+    {%- if late_data_is_history() -%}
+        {{- late_data_run_time() -}}
+    {%- else -%}
+        {{- dbt.default__snapshot_get_time() -}}
+    {%- endif -%}
 {% endmacro %}
 
 
 {% macro late_data_is_history() %}
-    {{- return('late_data_history' in config.get('tags', [])) -}}
+    {#- Whether the node being built is a late-data history snapshot (tag `late_data_history`). Such
+        a snapshot is refused when configured with a snapshot setting these overrides do not
+        implement, rather than have the setting silently ignored. -#}
+    {%- if model is not defined or model.resource_type != 'snapshot' or 'late_data_history' not in model.tags -%}
+        {{- return(false) -}}
+    {%- endif -%}
+    {%- set expected = {'strategy': 'check', 'unique_key': 'window_key', 'hard_deletes': 'invalidate'} -%}
+    {%- for setting, value in expected.items() if config.get(setting) != value -%}
+        {%- do exceptions.raise_compiler_error(
+            "late-data history " ~ model.name ~ ": snapshot setting " ~ setting ~ "=" ~ config.get(setting)
+            ~ " is not supported; it must be " ~ value
+        ) -%}
+    {%- endfor -%}
+    {%- set columns_renamed = (config.get('snapshot_table_column_names') or get_snapshot_table_column_names())
+        != get_snapshot_table_column_names() -%}
+    {%- for setting in ['dbt_valid_to_current', 'updated_at', 'snapshot_meta_column_names']
+        if (columns_renamed if setting == 'snapshot_meta_column_names' else config.get(setting)) -%}
+        {%- do exceptions.raise_compiler_error(
+            "late-data history " ~ model.name ~ ": snapshot setting " ~ setting ~ " is not supported: open versions"
+            ~ " have dbt_valid_to null and is_current_version true, stamped with the run times"
+        ) -%}
+    {%- endfor -%}
+    {{- return(true) -}}
 {% endmacro %}
 
 
@@ -25,7 +59,7 @@
 
 {% macro spark__build_snapshot_table(strategy, sql) %}
     {%- if not late_data_is_history() -%}
-        {{- return(default__build_snapshot_table(strategy, sql)) -}}
+        {{- return(dbt.default__build_snapshot_table(strategy, sql)) -}}
     {%- endif %}
     select
         *,
@@ -49,7 +83,7 @@
         nothing is read from the history; otherwise the candidates are compared with the open
         versions (check_cols) and every open version without a candidate is closed. -#}
     {%- if not late_data_is_history() -%}
-        {{- return(default__snapshot_staging_table(strategy, source_sql, target_relation)) -}}
+        {{- return(dbt.default__snapshot_staging_table(strategy, source_sql, target_relation)) -}}
     {%- endif -%}
     {%- set plan = late_data_history_plan() -%}
     {%- if plan.scope == 'since' and not plan.catching_up -%}
@@ -141,7 +175,7 @@
         from {{ late_data_run_audit_relation() }}
         lateral view explode(vanished_windows) vanished as window_key
         where
-            model = '{{ result.identifier }}'
+            model = {{ late_data_string_literal(result.identifier) }}
             and outcome = 'success'
             and run_time > {{ late_data_timestamp_literal(plan.since) }}
         group by window_key

@@ -1,4 +1,11 @@
-{#- Writes of late-data models (those declaring meta.late_data_role). Each stages its query's rows
+{#- Follows dbt-spark 1.11.0 (python/tests/test_adapter_overrides.py checks the installed macros
+    against these fingerprints):
+    upstream: dbt-spark spark/macros/materializations/incremental/incremental.sql materialization:incremental:spark 1d0a72d537ab
+    upstream: dbt-spark spark/macros/materializations/incremental/strategies.sql get_insert_overwrite_sql 15fd676c9220
+    upstream: dbt-spark spark/macros/materializations/incremental/strategies.sql get_insert_into_sql db478c8f676f
+    upstream: dbt-spark spark/macros/materializations/incremental/strategies.sql spark__get_merge_sql fba0e261df9d
+
+    Writes of late-data models (those declaring meta.late_data_role). Each stages its query's rows
     once in a scratch directory (Spark 3.5 cannot reuse a cached plan over these tables, and the
     statements below read the rows several times), looks at what it staged, and writes only if
     there is something to write, so a run that finds nothing new commits nothing. Other models get
@@ -103,8 +110,8 @@
         returns a temporary view over what it wrote. -#}
     {%- set scratch_path = late_data_scratch_path(target_relation) -%}
     {%- set staged = source_relation.incorporate(path={'identifier': source_relation.identifier ~ '_staged'}) -%}
-    {%- do adapter.execute("insert overwrite directory '" ~ scratch_path ~ "' using parquet select * from " ~ source_relation) -%}
-    {%- do adapter.execute('create or replace temporary view ' ~ staged ~ " using parquet options (path '" ~ scratch_path ~ "')") -%}
+    {%- do adapter.execute('insert overwrite directory ' ~ late_data_string_literal(scratch_path) ~ ' using parquet select * from ' ~ source_relation) -%}
+    {%- do adapter.execute('create or replace temporary view ' ~ staged ~ ' using parquet options (path ' ~ late_data_string_literal(scratch_path) ~ ')') -%}
     {{- return(staged) -}}
 {% endmacro %}
 

@@ -237,9 +237,9 @@
     {%- set row -%}
         select
             '{{ invocation_id }}',
-            '{{ node.alias }}',
-            '{{ role }}',
-            '{{ 'held' if written.get('mode') == 'held' else late_data_run_kind() }}',
+            {{ late_data_string_literal(node.alias) }},
+            {{ late_data_string_literal(role) }},
+            {{ late_data_string_literal('held' if written.get('mode') == 'held' else late_data_run_kind()) }},
             {{ late_data_run_time() }},
             {{ late_data_model_late_window_seconds(node.config) }},
             {{ late_data_series_buckets() }},
@@ -251,7 +251,7 @@
             {{ ('array(' ~ vanished | join(', ') ~ ')') if succeeded and vanished else ('cast(array() as array<string>)' if succeeded else 'null') }},
             {{ written.get('rows_written', 'null') if succeeded else 'null' }},
             {{ result.execution_time if result else 'null' }},
-            '{{ result.status if result else outcome }}',
+            {{ late_data_string_literal(result.status if result else outcome) }},
             current_timestamp(),
             {{ quarantined if succeeded and quarantined is not none else 'null' }}
     {%- endset -%}

@@ -45,11 +45,11 @@
         {%- do compactions.append((table, "options => map('delete-file-threshold', '1')")) -%}
     {%- endfor -%}
     {%- for table, how in compactions -%}
-        {%- do run_query("call spark_catalog.system.rewrite_data_files(table => '" ~ table.render() ~ "', " ~ how ~ ")") -%}
+        {%- do run_query("call spark_catalog.system.rewrite_data_files(table => " ~ late_data_string_literal(table.render()) ~ ", " ~ how ~ ")") -%}
     {%- endfor -%}
     {%- for table in relations.all -%}
         {%- do run_query(
-            "call spark_catalog.system.expire_snapshots(table => '" ~ table.render() ~ "', older_than => "
+            "call spark_catalog.system.expire_snapshots(table => " ~ late_data_string_literal(table.render()) ~ ", older_than => "
             ~ late_data_timestamp_literal(older_than) ~ ", retain_last => " ~ keep_snapshots ~ ")"
         ) -%}
     {%- endfor -%}

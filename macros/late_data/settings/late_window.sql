@@ -45,7 +45,7 @@
         `source_column`, for relations holding rows of several `sources`. -#}
     case {{ source_column }}
     {%- for source_table in sources %}
-        when '{{ source_table }}' then {{ late_data_late_window_seconds([source_table]) }}
+        when {{ late_data_string_literal(source_table) }} then {{ late_data_late_window_seconds([source_table]) }}
     {%- endfor %}
     end
 {%- endmacro %}

@@ -9,8 +9,9 @@
 
 
 {% macro late_data_string_literal(text) %}
-    {#- A Spark SQL string literal for `text` (quotes escaped). -#}
-    {{- return("'" ~ text | replace("'", "\\'") ~ "'") -}}
+    {#- A Spark SQL string literal for `text`: backslashes and quotes escaped (Spark reads
+        backslash escapes in literals), so any text, a path or a name, stays one literal. -#}
+    {{- return("'" ~ text | string | replace("\\", "\\\\") | replace("'", "\\'") ~ "'") -}}
 {% endmacro %}
 
 
