@@ -48,10 +48,10 @@
 {% macro late_data_exact_sum(column) -%}{{ return({}) }}{%- endmacro %}
 {% macro late_data_integer_sum(column) -%}{{ return({}) }}{%- endmacro %}
 {% macro late_data_digest(columns) -%}{{ return({}) }}{%- endmacro %}
-{% macro late_data_window_checksums(version_counts, key_columns, checksums) -%}
+{% macro late_data_window_checksums(version_counts, result, key_columns, checksums) -%}
     select window_start, count(*) as checksum from {{ version_counts }} group by window_start
 {%- endmacro %}
-{% macro late_data_windows_to_write(window_checksums, key_columns, checksums, late_window_seconds) -%}
+{% macro late_data_windows_to_write(window_checksums, result, key_columns, checksums, late_window_seconds) -%}
     select *, true as is_final from {{ window_checksums }}
 {%- endmacro %}
 {% macro late_data_write_columns() -%}{{ return(', window_change, window_repaired') }}{%- endmacro %}
@@ -59,7 +59,8 @@
 {% macro late_data_window_revisions(history, key_columns, count_column, value_column) -%}
     select *, 1 as version_number from {{ history }}
 {%- endmacro %}
-{% macro late_data_check_version_counts(version_counts, listing=false) -%}{%- endmacro %}
+{% macro late_data_check_version_counts(version_counts, result=none, listing=false) -%}{%- endmacro %}
+{% macro late_data_model_relation(model_name) -%}{{ return('analytics.' ~ model_name) }}{%- endmacro %}
 {% macro late_data_quarantine_reason(required_columns, exact_sum_column=none, count_column=none) -%}
     case when {{ required_columns[0] }} is null then 'null_{{ required_columns[0] }}' end
 {%- endmacro %}

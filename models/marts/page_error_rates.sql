@@ -11,38 +11,13 @@
 
 {#- Like water_level_window_means, from two series: a page's window is final only when both
     series' late windows have passed, while each row counts only if it arrived within its own
-    series' late window. -#}
-{%- set late_window_seconds = late_data_late_window_seconds(['page_errors', 'page_views']) %}
-{%- do late_data_check_version_counts(ref('int_page_counts__version_counts')) %}
-{%- set checksums = {
-    'counted_rows': late_data_count(),
-    'error_count': late_data_integer_sum('error_count'),
-    'view_count': late_data_integer_sum('view_count'),
-    'counts_digest': late_data_digest(['source_table', 'event_id', 'event_time', 'error_count', 'view_count']),
-} %}
+    series' late window (int_page_counts__windows_to_write compares and selects the partitions). -#}
 
 with
 
-version_counts as (
-
-    select * from {{ ref('int_page_counts__version_counts') }}
-
-),
-
-window_checksums as (
-
-    {{ late_data_window_checksums('version_counts', key_columns=['window_start', 'page'], checksums=checksums) }}
-
-),
-
 windows_to_write as (
 
-    {{ late_data_windows_to_write(
-        'window_checksums',
-        key_columns=['window_start', 'page'],
-        checksums=checksums,
-        late_window_seconds=late_window_seconds,
-    ) }}
+    select * from {{ ref('int_page_counts__windows_to_write') }}
 
 ),
 

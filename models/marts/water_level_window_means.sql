@@ -11,37 +11,13 @@
 
 {#- A scheduled run starts from the reading versions that arrived since the previous run and
     rewrites only the partitions (time partition and location bucket) where a window changed or
-    became final. -#}
-{%- set late_window_seconds = late_data_late_window_seconds(['water_level_readings']) %}
-{%- do late_data_check_version_counts(ref('int_water_level__version_counts')) %}
-{%- set checksums = {
-    'reading_count': late_data_count(),
-    'value_sum': late_data_exact_sum('reading_value'),
-    'readings_digest': late_data_digest(['event_id', 'event_time', 'reading_value']),
-} %}
+    became final: int_water_level__windows_to_write compares and selects them. -#}
 
 with
 
-version_counts as (
-
-    select * from {{ ref('int_water_level__version_counts') }}
-
-),
-
-window_checksums as (
-
-    {{ late_data_window_checksums('version_counts', key_columns=['window_start', 'location'], checksums=checksums) }}
-
-),
-
 windows_to_write as (
 
-    {{ late_data_windows_to_write(
-        'window_checksums',
-        key_columns=['window_start', 'location'],
-        checksums=checksums,
-        late_window_seconds=late_window_seconds,
-    ) }}
+    select * from {{ ref('int_water_level__windows_to_write') }}
 
 ),
 

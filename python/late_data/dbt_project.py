@@ -167,9 +167,10 @@ class DbtProject:
         log.debug("dbt %s", " ".join(full))
         dbt_log = self.environment.dbt_log_dir / "dbt.log"
         log_offset = dbt_log.stat().st_size if dbt_log.exists() else 0
-        outcome = dbtRunner(manifest=manifest, callbacks=self.callbacks).invoke(full)
+        node_errors = NodeErrors()
+        outcome = dbtRunner(manifest=manifest, callbacks=[*self.callbacks, node_errors]).invoke(full)
         if not outcome.success:
-            failure = describe_failure(outcome, read_from(dbt_log, log_offset), self.environment)
+            failure = describe_failure(outcome, read_from(dbt_log, log_offset), self.environment, node_errors.by_node)
             raise DbtInvocationError(f"dbt {' '.join(args)} failed: {failure}")
         return outcome
 
@@ -223,16 +224,42 @@ def read_from(path: Any, offset: int) -> str:
         return ""
 
 
-def describe_failure(outcome: Any, log_text: str = "", environment: ProjectEnvironment | None = None) -> str:
-    """dbt's own error for a failed invocation: the exception, else each failed node's message. Not
-    every result names a node (a run-operation's results carry only a unique_id, and a failure to
-    open the metastore leaves no message), and a metastore that cannot be opened is said so."""
+class NodeErrors:
+    """A dbt callback keeping the error message dbt reports for each node (RunResultError events).
+    A failed ephemeral model has no run result of its own: its error shows only there, and the
+    model that refs it is marked skipped with a message naming it."""
+
+    def __init__(self) -> None:
+        self.by_node: dict[str, str] = {}
+
+    def __call__(self, event: Any) -> None:
+        if event.info.name == "RunResultError":
+            self.by_node[event.data.node_info.unique_id] = event.data.msg
+
+
+def describe_failure(
+    outcome: Any,
+    log_text: str = "",
+    environment: ProjectEnvironment | None = None,
+    node_errors: dict[str, str] | None = None,
+) -> str:
+    """dbt's own error for a failed invocation: the exception, else each failed node's message, and
+    for a model skipped because an ephemeral model it refs failed, that model's error (from
+    `node_errors`, NodeErrors.by_node). Not every result names a node (a run-operation's results
+    carry only a unique_id, and a failure to open the metastore leaves no message), and a metastore
+    that cannot be opened is said so."""
     messages = [str(outcome.exception)] if outcome.exception is not None else []
     for result in getattr(outcome.result, "results", None) or []:
-        if str(getattr(result, "status", "")) in ("error", "fail"):
-            node = getattr(result, "node", None)
-            unique_id = getattr(node, "unique_id", None) or getattr(result, "unique_id", None) or "dbt"
-            messages.append(f"{unique_id}: {getattr(result, 'message', None) or 'failed without a message'}")
+        status = str(getattr(result, "status", ""))
+        node = getattr(result, "node", None)
+        unique_id = getattr(node, "unique_id", None) or getattr(result, "unique_id", None) or "dbt"
+        message = getattr(result, "message", None)
+        if status in ("error", "fail"):
+            messages.append(f"{unique_id}: {message or 'failed without a message'}")
+        elif status == "skipped" and message:
+            # dbt gives a skip a message only for an ephemeral's failure, ending with its unique_id.
+            cause = (node_errors or {}).get(message.rsplit(" ", 1)[-1])
+            messages.append(f"{unique_id}: {message}" + (f"; {cause}" if cause else ""))
     described = "; ".join(messages) or "see the dbt log in LATE_DATA_HOME/logs"
     if any(sign in text for sign in METASTORE_UNAVAILABLE for text in (described, log_text)):
         return f"{metastore_unavailable(environment)} ({described})"

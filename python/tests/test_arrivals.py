@@ -172,6 +172,12 @@ def test_bad_settings_are_refused_naming_the_setting(pipeline: Pipeline) -> None
         DbtInvocationError, match="var series_buckets=6 differs from the 4 that water_level_window_means"
     ):
         pipeline.run(at(2))
+    # The refusal comes from the ephemeral comparison model; the audit records its model as failed.
+    outcomes = pipeline.spark.sql(
+        f"select outcome from {pipeline.project.target_schema()}.late_data_run_audit"
+        f" where model = 'water_level_window_means' and run_time = timestamp'{at(2):%Y-%m-%d %H:%M:%S}'"
+    ).collect()
+    assert sorted(row["outcome"] for row in outcomes) == ["error", "started"]
     pipeline.project.use_vars({**TEST_VARS, "write_delay_seconds": -5})
     with pytest.raises(DbtInvocationError, match="var write_delay_seconds=-5 must be a whole number, at least 0"):
         pipeline.run(at(2))

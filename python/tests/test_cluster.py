@@ -196,6 +196,20 @@ def test_a_taken_derby_metastore_is_described_not_crashed_on(tmp_path: Path) -> 
         ),
     )
     assert describe_failure(ordinary) == "model.late_data.m: boom"
+    skipped = "Compilation Error in model.late_data.m, caused by compilation error in referenced ephemeral model model.late_data.e"
+    after_an_ephemeral = SimpleNamespace(
+        exception=None,
+        result=SimpleNamespace(
+            results=[
+                SimpleNamespace(status="skipped", node=SimpleNamespace(unique_id="model.late_data.m"), message=skipped)
+            ]
+        ),
+    )
+    errors = {"model.late_data.e": "var series_buckets=6 differs", "model.late_data.other": "not this one"}
+    assert (
+        describe_failure(after_an_ephemeral, node_errors=errors)
+        == f"model.late_data.m: {skipped}; var series_buckets=6 differs"
+    )
 
 
 def test_the_thrift_server_gets_the_cluster_targets_table_settings(clean_settings: Path) -> None:

@@ -55,10 +55,12 @@
 
 
 {% macro late_data_selected_nodes() %}
-    {#- The late-data models and snapshots (tag `late_data`) this invocation builds. -#}
+    {#- The late-data models and snapshots (tag `late_data`) this invocation builds (an ephemeral
+        model builds nothing: it runs inside the model it feeds). -#}
     {%- set nodes = [] -%}
     {%- for node in graph.nodes.values()
-        if node.resource_type in ('model', 'snapshot') and 'late_data' in node.tags and node.unique_id in selected_resources -%}
+        if node.resource_type in ('model', 'snapshot') and 'late_data' in node.tags and node.unique_id in selected_resources
+        and node.config.materialized != 'ephemeral' -%}
         {%- do nodes.append(node) -%}
     {%- endfor -%}
     {{- return(nodes) -}}
@@ -202,7 +204,8 @@
         table commit per invocation. Only commands that build (run, build, snapshot) are recorded. -#}
     {%- if not execute or flags.WHICH not in ('run', 'build', 'snapshot') -%}{{ return('') }}{%- endif -%}
     {%- set audit_rows = [] -%}
-    {%- for result in results if result.node.resource_type in ('model', 'snapshot') and 'late_data' in result.node.tags -%}
+    {%- for result in results if result.node.resource_type in ('model', 'snapshot') and 'late_data' in result.node.tags
+        and result.node.config.materialized != 'ephemeral' -%}
         {%- do audit_rows.append(late_data_audit_row(result.node, result=result)) -%}
     {%- endfor -%}
     {%- if audit_rows -%}
@@ -251,9 +254,17 @@
             {{ ('array(' ~ vanished | join(', ') ~ ')') if succeeded and vanished else ('cast(array() as array<string>)' if succeeded else 'null') }},
             {{ written.get('rows_written', 'null') if succeeded else 'null' }},
             {{ result.execution_time if result else 'null' }},
-            {{ late_data_string_literal(result.status if result else outcome) }},
+            {{ late_data_string_literal(late_data_outcome(result) if result else outcome) }},
             current_timestamp(),
             {{ quarantined if succeeded and quarantined is not none else 'null' }}
     {%- endset -%}
     {{- return(row) -}}
+{% endmacro %}
+
+
+{% macro late_data_outcome(result) %}
+    {#- A node's outcome for the audit: dbt's status, except that a model skipped because an
+        ephemeral model it refs failed (dbt gives only such a skip a message) failed itself: its
+        comparison step could not be worked out. -#}
+    {{- return('error' if result.status == 'skipped' and result.message else result.status | string) -}}
 {% endmacro %}

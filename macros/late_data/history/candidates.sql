@@ -51,14 +51,16 @@
 
 
 {% macro late_data_histories_behind(result) %}
-    {#- The late-data history snapshots of `result` selected in this invocation that missed a run
-        of it (the history's last successful run is older than the result's): the result model
-        holds its run so they can record what it published, exactly, before it moves on. -#}
+    {#- The late-data history snapshots of `result` (a result model's relation) selected in this
+        invocation that missed a run of it (the history's last successful run is older than the
+        result's): the result model holds its run so they can record what it published, exactly,
+        before it moves on. -#}
     {%- set behind = [] -%}
+    {%- set result_id = late_data_model_node(result).unique_id -%}
     {%- set result_last = late_data_last_run(result).get('any_run_time') -%}
     {%- for node in graph.nodes.values()
         if node.resource_type == 'snapshot' and 'late_data_history' in node.tags
-        and node.unique_id in selected_resources and model.unique_id in node.depends_on.nodes -%}
+        and node.unique_id in selected_resources and result_id in node.depends_on.nodes -%}
         {%- set history_last = late_data_last_run(api.Relation.create(identifier=node.alias)).get('any_run_time') -%}
         {%- if result_last is not none and history_last is not none and history_last < result_last -%}
             {%- do behind.append(node.name) -%}
@@ -73,11 +75,6 @@
         how the audit names vanished windows. -#}
     concat_ws('|', {% for column in key_columns %}cast({{ column }} as string){{ ', ' if not loop.last }}{% endfor %})
 {%- endmacro %}
-
-
-{% macro late_data_relation_exists(relation) %}
-    {{- return(execute and load_relation(relation) is not none) -}}
-{% endmacro %}
 
 
 {% macro late_data_history_table_properties() %}

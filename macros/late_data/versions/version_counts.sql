@@ -113,9 +113,7 @@
         not know: every version of the checked range, compared with what is stored).
         previous_run_time: the run its stored state reflects (none on rebuilds and backfills). -#}
     {%- set target = target or this -%}
-    {%- set incremental = is_incremental() if target.identifier == this.identifier
-        else (late_data_relation_exists(target) and not flags.FULL_REFRESH) -%}
-    {%- if not incremental -%}
+    {%- if not late_data_builds_incrementally(target) -%}
         {{- return({'mode': 'rebuild', 'previous_run_time': none}) -}}
     {%- endif -%}
     {%- set run_time = late_data_run_time_value() -%}
@@ -142,9 +140,7 @@
         so does a unit test, which has no previous run). -#}
     {%- if model.resource_type == 'unit_test' -%}{{ return(none) }}{%- endif -%}
     {%- set target = target or this -%}
-    {%- set incremental = is_incremental() if target.identifier == this.identifier
-        else (late_data_relation_exists(target) and not flags.FULL_REFRESH) -%}
-    {{- return(late_data_last_run_time(target) if incremental else none) -}}
+    {{- return(late_data_last_run_time(target) if late_data_builds_incrementally(target) else none) -}}
 {% endmacro %}
 
 
@@ -160,14 +156,14 @@
     {%- if model.resource_type == 'unit_test' -%}
         {{- return({'mode': 'rebuild', 'counted_run_time': none, 'arrived_since': none, 'lookup': 'true', 'checked': none}) -}}
     {%- endif -%}
-    {%- set result = api.Relation.create(schema=this.schema, identifier=counted_for, type='table') -%}
+    {%- set result = late_data_model_relation(counted_for) -%}
     {%- set run_mode = late_data_run_mode(result) if execute else {'mode': 'rebuild', 'previous_run_time': none} -%}
     {%- set since = [] -%}
     {%- set everything = [run_mode.mode == 'rebuild'] -%}
     {#- A listing not selected in this invocation reads nothing now; when it next runs, the counts of
         that invocation cover the arrivals since its own previous run. -#}
     {%- for listing in listed_for if ('model.' ~ project_name ~ '.' ~ listing) in selected_resources -%}
-        {%- set listed_since = late_data_listing_since(api.Relation.create(schema=this.schema, identifier=listing, type='table')) if execute else none -%}
+        {%- set listed_since = late_data_listing_since(late_data_model_relation(listing)) if execute else none -%}
         {%- if listed_since is none -%}{%- do everything.append(true) -%}{%- else -%}{%- do since.append(listed_since) -%}{%- endif -%}
     {%- endfor -%}
     {%- if run_mode.mode == 'recompute' -%}
@@ -206,27 +202,29 @@
 {% endmacro %}
 
 
-{% macro late_data_check_version_counts(version_counts, listing=false) %}
-    {#- A model that reads a version-counts model must run in the same invocation, after it, and
-        the counts must have been worked out for this model's state: otherwise they are stale or
-        partial and the run fails, saying what to build. -#}
+{% macro late_data_check_version_counts(version_counts, result=none, listing=false) %}
+    {#- A model that reads a version-counts model, for the model stored in `result` (default: the
+        model being built), must run in the same invocation, after it, and the counts must have
+        been worked out for that model's state: otherwise they are stale or partial and the run
+        fails, saying what to build. -#}
+    {%- set result = result or this -%}
     {%- if not execute or flags.WHICH not in ('run', 'build') -%}{{ return('') }}{%- endif -%}
     {%- set counts = late_data_written(version_counts) -%}
     {%- set problem = none -%}
     {%- if counts is none -%}
         {%- set problem = 'was not built in this invocation' -%}
     {%- elif listing -%}
-        {%- set since = late_data_listing_since() -%}
+        {%- set since = late_data_listing_since(result) -%}
         {%- if counts.covered_since is not none and (since is none or since < counts.covered_since) -%}
             {%- set problem = 'holds the arrivals since ' ~ counts.covered_since ~ ', not since ' ~ since -%}
         {%- endif -%}
-    {%- elif counts.counted_for != this.identifier or counts.counted_run_time != late_data_run_mode().previous_run_time -%}
+    {%- elif counts.counted_for != result.identifier or counts.counted_run_time != late_data_run_mode(result).previous_run_time -%}
         {%- set problem = 'was worked out for another run of ' ~ counts.counted_for -%}
     {%- endif -%}
     {%- if problem -%}
         {%- do exceptions.raise_compiler_error(
-            version_counts.identifier ~ " " ~ problem ~ ": build it with " ~ this.identifier
-            ~ " in one invocation, e.g. dbt build --select +" ~ this.identifier
+            version_counts.identifier ~ " " ~ problem ~ ": build it with " ~ result.identifier
+            ~ " in one invocation, e.g. dbt build --select +" ~ result.identifier
         ) -%}
     {%- endif -%}
 {% endmacro %}

@@ -54,17 +54,18 @@
 {%- endmacro %}
 
 
-{% macro late_data_window_checksums(version_counts, key_columns, checksums) %}
+{% macro late_data_window_checksums(version_counts, result, key_columns, checksums) %}
     {#- A select, per window (key_columns) with its final_at, partition_start and series_bucket, of
         the `checksums` (name -> spec from late_data_count, late_data_exact_sum, late_data_digest...)
-        over `version_counts` (a late_data_version_counts select):
+        over `version_counts` (a late_data_version_counts select for the result model stored in
+        `result`):
         - `<name>`: over the versions that count now (on a first build, --full-refresh, reconcile or
           backfill: a recomputation);
         - `<name>__change`: what changed since the model's previous run, the versions that count now
           but did not then minus those that counted then but no longer do (on scheduled and
           reconcile runs), and `changed_by_late_write`: a version written later than
           write_delay_seconds changed the window (see late_data_version_counts). -#}
-    {%- set run_mode = late_data_run_mode() if execute else {'mode': 'rebuild', 'previous_run_time': none} -%}
+    {%- set run_mode = late_data_run_mode(result) if execute else {'mode': 'rebuild', 'previous_run_time': none} -%}
     {%- set fresh = run_mode.mode != 'delta' -%}
     {%- set change = run_mode.previous_run_time is not none -%}
     {%- set group_columns = key_columns + ['final_at', 'partition_start', 'series_bucket'] %}

@@ -1,6 +1,7 @@
-{% macro late_data_windows_to_write(window_checksums, key_columns, checksums, late_window_seconds) %}
-    {#- A select of the rows a late-data result model writes, from `window_checksums` (a
-        late_data_window_checksums select with the same `checksums`), with the window's status
+{% macro late_data_windows_to_write(window_checksums, result, key_columns, checksums, late_window_seconds) %}
+    {#- A select of the rows the late-data result model stored in `result` writes, from
+        `window_checksums` (a late_data_window_checksums select with the same `checksums`) and what
+        `result` stores (the fresh-versus-stored comparison), with the window's status
         (is_final), computed_at and invocation_id (the run that last changed its published numbers
         or status):
         - first build or --full-refresh: every window;
@@ -16,20 +17,20 @@
         recomputation disagreed with what the arrival-driven path would have stored).
         A run holds (writes nothing, and its changes wait for the next run) while a history
         snapshot of the model, selected in this invocation, has not recorded the model's last run. -#}
-    {%- set run_mode = late_data_run_mode() if execute else {'mode': 'rebuild', 'previous_run_time': none} -%}
+    {%- set run_mode = late_data_run_mode(result) if execute else {'mode': 'rebuild', 'previous_run_time': none} -%}
     {%- set count_column = (checksums.keys() | list)[0] -%}
-    {%- set held = execute and run_mode.mode != 'rebuild' and late_data_histories_behind(this) -%}
+    {%- set held = execute and run_mode.mode != 'rebuild' and late_data_histories_behind(result) -%}
     {%- if held and late_data_backfill() -%}
         {%- do exceptions.raise_compiler_error(
-            "history snapshot " ~ held | join(', ') ~ " missed a run of " ~ this.identifier
+            "history snapshot " ~ held | join(', ') ~ " missed a run of " ~ result.identifier
             ~ ": run a scheduled run first, so it records what that run published"
         ) -%}
     {%- endif -%}
     {%- if execute -%}
-        {%- do late_data_check_series_buckets(this) -%}
-        {%- do late_data_record_write(this, {'mode': 'held' if held else run_mode.mode, 'key_columns': key_columns}) -%}
+        {%- do late_data_check_series_buckets(result) -%}
+        {%- do late_data_record_write(result, {'mode': 'held' if held else run_mode.mode, 'key_columns': key_columns}) -%}
         {%- if held -%}
-            {%- do log('late-data: ' ~ this.identifier ~ ' holds this run: ' ~ held | join(', ')
+            {%- do log('late-data: ' ~ result.identifier ~ ' holds this run: ' ~ held | join(', ')
                 ~ ' missed its last run and records it first', info=true) -%}
         {%- endif -%}
     {%- endif -%}
@@ -45,9 +46,9 @@
     from {{ window_checksums }}
     where {{ count_column }} > 0
     {%- elif run_mode.mode == 'delta' %}
-    {{- late_data_updated_windows(window_checksums, key_columns, checksums, late_window_seconds, run_mode.previous_run_time) }}
+    {{- late_data_updated_windows(window_checksums, result, key_columns, checksums, late_window_seconds, run_mode.previous_run_time) }}
     {%- else %}
-    {{- late_data_recomputed_windows(window_checksums, key_columns, checksums, late_window_seconds, run_mode.previous_run_time) }}
+    {{- late_data_recomputed_windows(window_checksums, result, key_columns, checksums, late_window_seconds, run_mode.previous_run_time) }}
     {%- endif %}
     {%- if held %}
     ) as held_windows
@@ -56,14 +57,14 @@
 {%- endmacro %}
 
 
-{% macro late_data_updated_windows(window_checksums, key_columns, checksums, late_window_seconds, previous_run_time) %}
+{% macro late_data_updated_windows(window_checksums, result, key_columns, checksums, late_window_seconds, previous_run_time) %}
     {#- The scheduled path of late_data_windows_to_write: stored checksums plus changes. -#}
     {%- set run_time = late_data_run_time() -%}
     {%- set count_column = (checksums.keys() | list)[0] -%}
     {%- set until_final = modules.datetime.timedelta(seconds=late_window_seconds + late_data_window_size_seconds()) -%}
     {%- set horizon = previous_run_time - until_final - modules.datetime.timedelta(seconds=late_data_write_delay_seconds()) -%}
     {%- set lowest_partition = late_data_timestamp_literal(late_data_floor_to_partition(horizon)) -%}
-    {%- do late_data_record_write(this, {'checked_from': late_data_floor_to_partition(horizon)}) %}
+    {%- do late_data_record_write(result, {'checked_from': late_data_floor_to_partition(horizon)}) %}
     with
 
     window_changes as (
@@ -81,7 +82,7 @@
     windows_becoming_final as (
 
         select partition_start, series_bucket
-        from {{ this }}
+        from {{ result }}
         where
             partition_start >= {{ lowest_partition }}
             and partition_start <= {{ late_data_timestamp_literal(late_data_run_time_value() - until_final) }}
@@ -101,7 +102,7 @@
     stored_windows as (
 
         select stored.*
-        from {{ this }} as stored
+        from {{ result }} as stored
         left semi join rewritten_partitions
             on
                 stored.partition_start = rewritten_partitions.partition_start
@@ -133,16 +134,16 @@
 
     )
 
-    {{ late_data_written_windows('updated_windows', key_columns, checksums) }}
+    {{ late_data_written_windows('updated_windows', result, key_columns, checksums) }}
 {%- endmacro %}
 
 
-{% macro late_data_recomputed_windows(window_checksums, key_columns, checksums, late_window_seconds, previous_run_time) %}
+{% macro late_data_recomputed_windows(window_checksums, result, key_columns, checksums, late_window_seconds, previous_run_time) %}
     {#- The reconcile and backfill path of late_data_windows_to_write: the checked range recomputed
         and compared with what is stored; with a previous run (reconcile), also with what the
         arrival-driven path would have stored, to count the windows repaired. -#}
-    {%- set checked = late_data_checked_range_after(this, late_data_last_run_time(this), late_window_seconds) -%}
-    {%- do late_data_record_write(this, {'checked_from': checked.lower}) %}
+    {%- set checked = late_data_checked_range_after(result, late_data_last_run_time(result), late_window_seconds) -%}
+    {%- do late_data_record_write(result, {'checked_from': checked.lower}) %}
     with
 
     fresh_windows as (
@@ -156,7 +157,7 @@
     stored_windows as (
 
         select *
-        from {{ this }}
+        from {{ result }}
         where {{ late_data_range_predicate(checked) }}
 
     ),
@@ -215,11 +216,11 @@
 
     )
 
-    {{ late_data_written_windows('updated_windows', key_columns, checksums, repaired=previous_run_time is not none) }}
+    {{ late_data_written_windows('updated_windows', result, key_columns, checksums, repaired=previous_run_time is not none) }}
 {%- endmacro %}
 
 
-{% macro late_data_written_windows(updated_windows, key_columns, checksums, repaired=false) %}
+{% macro late_data_written_windows(updated_windows, result, key_columns, checksums, repaired=false) %}
     {#- The final select of an incremental late_data_windows_to_write: `updated_windows` (new
         checksums next to the stored_* ones) with status, window_change, computed_at and
         invocation_id. A negative count means the stored checksums drifted from the versions:
@@ -236,7 +237,7 @@
         if(
             {{ count_column }} < 0,
             cast(raise_error(concat(
-                'late-data: the stored {{ count_column }} of {{ this.identifier }} window ',
+                'late-data: the stored {{ count_column }} of {{ result.identifier }} window ',
                 concat_ws('|', {% for key in key_columns %}cast({{ key }} as string){{ ', ' if not loop.last }}{% endfor %}),
                 ' would become negative: the stored checksums drifted; run late-data reconcile'
             )) as bigint),
@@ -284,7 +285,7 @@
 {% macro late_data_check_series_buckets(target) %}
     {#- A result table's partitions are buckets of var `series_buckets`: changing it needs a rebuild. -#}
     {%- set last_buckets = late_data_last_run(target).get('series_buckets') -%}
-    {%- if is_incremental() and last_buckets is not none and last_buckets != late_data_series_buckets() -%}
+    {%- if late_data_builds_incrementally(target) and last_buckets is not none and last_buckets != late_data_series_buckets() -%}
         {%- do exceptions.raise_compiler_error(
             "var series_buckets=" ~ late_data_series_buckets() ~ " differs from the " ~ last_buckets ~ " that "
             ~ target.identifier ~ " was built with: rebuild it with --full-refresh"

@@ -5,7 +5,7 @@ with
 
 source as (
 
-    select * from {{ source('late_data_audit', 'late_data_run_audit') }}
+    select * from {{ source('late_data', 'late_data_run_audit') }}
 
 ),
 
