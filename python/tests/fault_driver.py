@@ -21,12 +21,12 @@ from late_data.dbt_project import DbtProject
 from late_data.demo import reset_schemas
 from late_data.environment import prepare_environment
 from late_data.generator import Scenario
-from late_data.oracle import WindowSettings, compare, compare_window_means
+from late_data.oracle import compare, compare_window_means
 from late_data.pipeline import run_pipeline, scenario_feed, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
 from late_data.status import audited_run_times, read_status
 from late_data.timeutil import format_timestamp, parse_timestamp
-from tests.conftest import TEST_VARS
+from tests.helpers import TEST_SETTINGS, TEST_VARS, WINDOW_MEANS_COLUMNS
 
 RESULT_MODEL = "model.late_data.water_level_window_means"
 HISTORY = "water_level_window_means_history"
@@ -35,9 +35,6 @@ VERSIONS = "int_water_level_readings__versions"
 # Where the driver keeps the result table as each run left it: the published states the history
 # must reproduce. Outside the project's schemas, which a reset drops.
 WITNESS_SCHEMA = "fault_witness"
-SETTINGS = WindowSettings(
-    window_size_seconds=TEST_VARS["window_size_seconds"], late_window_seconds=TEST_VARS["late_window_seconds"]
-)
 # Late rows (half the readings, up to the late window late), corrections (some moving a reading to
 # another window), and rows too late to count: every resumed run has real work.
 SCENARIO = Scenario(
@@ -49,7 +46,6 @@ SCENARIO = Scenario(
     too_late_share=0.02,
     late_window_seconds=600,
 )
-RESULT_COLUMNS = "window_start, location, reading_count, mean_value, is_final"
 
 
 def statement(message: Any) -> str:
@@ -121,7 +117,7 @@ def record_published(project: DbtProject, run_time: datetime) -> None:
     project.spark.sql(
         f"""
         insert into {WITNESS_SCHEMA}.published
-        select timestamp'{format_timestamp(run_time)}' as run_time, {RESULT_COLUMNS}
+        select timestamp'{format_timestamp(run_time)}' as run_time, {WINDOW_MEANS_COLUMNS}
         from {schema}.water_level_window_means
         """
     )
@@ -209,7 +205,7 @@ def check(project: DbtProject, raw_table: str, run_time: datetime, killed_invoca
     """The result table against the oracle as of `run_time`, the history against every published
     state, and what the audit says of the killed invocations."""
     oracle = compare_window_means(
-        project.spark, raw_table, f"{project.target_schema()}.water_level_window_means", run_time, SETTINGS
+        project.spark, raw_table, f"{project.target_schema()}.water_level_window_means", run_time, TEST_SETTINGS
     )
     return {
         "run_time": run_time,

@@ -10,23 +10,18 @@ import pytest
 
 from late_data.dbt_project import DbtInvocationError
 from late_data.generator import Scenario
-from late_data.oracle import WindowSettings, compare_window_means
+from late_data.oracle import compare_window_means
 from late_data.pipeline import run_pipeline, scenario_feed, scheduled_selection
 from late_data.raw_tables import Reading, append_readings
-from late_data.table_history import commits_after, latest_version
-from tests.conftest import TEST_VARS, Pipeline
+from late_data.table_history import commits_after
+from tests.helpers import TEST_SETTINGS, TEST_VARS, WINDOW_MEANS_COLUMNS, WRITE_DELAY_SECONDS, Pipeline, clock
 
 T0 = datetime(2026, 3, 6, 8, 0, 0)
-SETTINGS = WindowSettings(TEST_VARS["window_size_seconds"], TEST_VARS["late_window_seconds"])
-WRITE_DELAY_SECONDS = 300  # dbt_project.yml's default
-
-
-def at(minutes: float) -> datetime:
-    return T0 + timedelta(minutes=minutes)
+at = clock(T0)
 
 
 def mismatched(pipeline: Pipeline, run_time: datetime) -> int:
-    comparison = compare_window_means(pipeline.spark, pipeline.raw_table, pipeline.means_table, run_time, SETTINGS)
+    comparison = compare_window_means(pipeline.spark, pipeline.raw_table, pipeline.means_table, run_time, TEST_SETTINGS)
     assert comparison.windows_checked > 0
     return comparison.mismatched
 
@@ -103,7 +98,6 @@ def test_history_records_the_runs_a_failed_snapshot_missed(pipeline: Pipeline) -
     feed = scenario_feed(pipeline.project, pipeline.raw_tables, T0, water_levels=scenario)
     add = lambda *readings: append_readings(pipeline.spark, pipeline.raw_table, readings)
     add(Reading("solo", "pier", at(4.5), 2.0, at(4.6)))  # the only reading of pier's 08:04 window
-    columns = "window_start, location, reading_count, mean_value, is_final"
     published: dict[datetime, list[Any]] = {}
     run_times = [at(minutes) for minutes in (3, 6, 9, 12, 15)]
     blocker = "default.water_level_window_means_history__dbt_tmp"
@@ -120,20 +114,16 @@ def test_history_records_the_runs_a_failed_snapshot_missed(pipeline: Pipeline) -
             assert mismatched(pipeline, run_time) == 0  # the result table moved on
         else:
             pipeline.run(run_time)
-        published[run_time] = sorted(pipeline.spark.sql(f"select {columns} from {pipeline.means_table}").collect())
+        published[run_time] = sorted(
+            pipeline.spark.sql(f"select {WINDOW_MEANS_COLUMNS} from {pipeline.means_table}").collect()
+        )
 
     assert published[run_times[3]] == published[run_times[2]]  # held while the history caught up
     assert mismatched(pipeline, run_times[4]) == 0  # then moved on with everything since
-    schema = pipeline.project.target_schema()
     for run_time, rows in published.items():
-        stamp = f"timestamp'{run_time:%Y-%m-%d %H:%M:%S}'"
-        as_of = pipeline.spark.sql(
-            f"""
-            select {columns} from {schema}.water_level_window_means_history
-            where dbt_valid_from <= {stamp} and (dbt_valid_to > {stamp} or dbt_valid_to is null)
-            """
-        ).collect()
+        as_of = pipeline.history_as_of(run_time).collect()
         assert sorted(as_of) == rows, run_time
+    schema = pipeline.project.target_schema()
     pier = pipeline.spark.sql(
         f"select window_start, dbt_valid_from, dbt_valid_to from {schema}.water_level_window_means_history"
         " where location = 'pier' order by window_start"
@@ -156,7 +146,7 @@ def test_a_run_with_nothing_new_commits_nothing(pipeline: Pipeline) -> None:
         pipeline.too_late_table,
         f"{schema}.water_level_window_means_history",
     ]
-    versions = {table: latest_version(pipeline.spark, table, fmt) for table in tables}
+    versions = {table: pipeline.version_of(table) for table in tables}
     report = pipeline.run(at(3))  # no arrivals, no window becomes final
     assert (report.versions_loaded, report.windows_changed, report.partitions_rewritten) == (0, 0, 0)
     assert {table: commits_after(pipeline.spark, table, fmt, versions[table]) for table in tables} == {

@@ -11,23 +11,19 @@ import pytest
 
 from late_data.dbt_project import DbtInvocationError, DbtProject, read_from
 from late_data.generator import Scenario
-from late_data.oracle import WindowSettings, compare_error_rates, compare_window_means
+from late_data.oracle import compare_error_rates, compare_window_means
 from late_data.pipeline import run_pipeline, run_simulated, scenario_feed
 from late_data.raw_tables import PAGE_COUNT_COLUMNS, WATER_LEVEL_COLUMNS
 from late_data.status import read_status
 from late_data.table_history import latest_version
-from tests.conftest import TEST_VARS, Pipeline
+from tests.helpers import TEST_SETTINGS, TEST_VARS, Pipeline, clock
 
 ORIGIN = datetime(2026, 3, 2, 8, 0, 0)
-SETTINGS = WindowSettings(TEST_VARS["window_size_seconds"], TEST_VARS["late_window_seconds"])
 NAN, INF = float("nan"), float("inf")
 SCENARIO = Scenario(
     locations=4, late_share=0.5, max_lateness_seconds=600, correction_share=0.05, late_window_seconds=600
 )
-
-
-def at(minutes: float) -> datetime:
-    return ORIGIN + timedelta(minutes=minutes)
+at = clock(ORIGIN)
 
 
 def append_rows(pipeline: Pipeline, table: str, columns: str, rows: list[tuple[Any, ...]]) -> None:
@@ -106,7 +102,9 @@ def test_malformed_versions_are_quarantined_on_every_path(pipeline: Pipeline) ->
         ("success", len(MALFORMED_READINGS)),
     ]
     assert (
-        compare_window_means(pipeline.spark, pipeline.raw_table, pipeline.means_table, at(3.5), SETTINGS).mismatched
+        compare_window_means(
+            pipeline.spark, pipeline.raw_table, pipeline.means_table, at(3.5), TEST_SETTINGS
+        ).mismatched
         == 0
     )
 
@@ -238,7 +236,7 @@ def test_run_times_only_move_forward_whatever_order_they_come_in(pipeline: Pipel
     assert history_defects(pipeline) == []
     assert (
         compare_window_means(
-            pipeline.spark, pipeline.raw_table, pipeline.means_table, last_success, SETTINGS
+            pipeline.spark, pipeline.raw_table, pipeline.means_table, last_success, TEST_SETTINGS
         ).mismatched
         == 0
     )
@@ -276,7 +274,7 @@ def test_a_restarted_schedule_resumes_after_its_last_audited_run(pipeline: Pipel
     assert history_defects(pipeline) == []
     assert (
         compare_window_means(
-            pipeline.spark, pipeline.raw_table, pipeline.means_table, at(12) + offset, SETTINGS
+            pipeline.spark, pipeline.raw_table, pipeline.means_table, at(12) + offset, TEST_SETTINGS
         ).mismatched
         == 0
     )

@@ -2,37 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
+from typing import Any
 
 from late_data.raw_tables import Reading, append_readings
-from late_data.table_history import commits_after, latest_version
-from tests.conftest import Pipeline
+from tests.helpers import Pipeline, clock
 
 T0 = datetime(2026, 3, 2, 8, 0, 0)
+at = clock(T0)
 
 
-def at(minutes: float) -> datetime:
-    return T0 + timedelta(minutes=minutes)
-
-
-def window_row(pipeline: Pipeline, location: str, window_start: datetime) -> dict | None:
-    rows = pipeline.spark.sql(
-        f"select * from {pipeline.means_table}"
-        f" where location = '{location}' and window_start = timestamp'{window_start:%Y-%m-%d %H:%M:%S}'"
-    ).collect()
-    return rows[0].asDict() if rows else None
-
-
-def touched_since(pipeline: Pipeline, version: int | None) -> set[tuple[datetime, int]]:
-    """(time partition, series bucket) of every partition the means table's commits touched."""
-    fmt = pipeline.project.environment.table_format
-    return set().union(
-        *(c.partitions_touched for c in commits_after(pipeline.spark, pipeline.means_table, fmt, version))
-    )
-
-
-def version_of(pipeline: Pipeline) -> int | None:
-    return latest_version(pipeline.spark, pipeline.means_table, pipeline.project.environment.table_format)
+def window_row(pipeline: Pipeline, location: str, window_start: datetime) -> dict[str, Any] | None:
+    return pipeline.window_row(pipeline.means_table, "location", location, window_start)
 
 
 def test_same_count_correction_is_detected_and_fixed(pipeline: Pipeline) -> None:
@@ -47,7 +28,7 @@ def test_same_count_correction_is_detected_and_fixed(pipeline: Pipeline) -> None
     )
     pipeline.run(at(7))
     assert window_row(pipeline, "harbour", at(0))["mean_value"] == 1.5
-    before = version_of(pipeline)
+    before = pipeline.version_of(pipeline.means_table)
 
     # A correction of "a" keeps the window's count at 2 and changes its value.
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("a", "harbour", at(0.1), 3.0, at(7.5))])
@@ -57,7 +38,7 @@ def test_same_count_correction_is_detected_and_fixed(pipeline: Pipeline) -> None
     assert (corrected["reading_count"], corrected["mean_value"]) == (2, 2.5)
     # Only harbour's bucket of the 08:00 partition: the 08:05 partition ("dock") and the other
     # buckets of 08:00 are left alone.
-    assert touched_since(pipeline, before) == {(at(0), pipeline.bucket_of("harbour"))}
+    assert pipeline.touched_since(pipeline.means_table, before) == {(at(0), pipeline.bucket_of("harbour"))}
     assert report.partitions_rewritten == 1
 
 
@@ -67,14 +48,14 @@ def test_window_emptied_by_a_correction_is_cleared(pipeline: Pipeline) -> None:
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("m", "pier", at(1.5), 4.0, at(1.6))])
     pipeline.run(at(2))
     assert window_row(pipeline, "pier", at(1)) is not None
-    before = version_of(pipeline)
+    before = pipeline.version_of(pipeline.means_table)
 
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("m", "pier", at(6.5), 4.0, at(6.6))])
     pipeline.run(at(7))
 
     assert window_row(pipeline, "pier", at(1)) is None
     assert window_row(pipeline, "pier", at(6))["reading_count"] == 1
-    assert (at(0), pipeline.bucket_of("pier")) in touched_since(pipeline, before)
+    assert (at(0), pipeline.bucket_of("pier")) in pipeline.touched_since(pipeline.means_table, before)
 
 
 def test_rows_later_than_the_late_window_are_kept_aside_and_change_nothing(pipeline: Pipeline) -> None:
@@ -89,7 +70,7 @@ def test_rows_later_than_the_late_window_are_kept_aside_and_change_nothing(pipel
     pipeline.run(at(12))
     final_row = window_row(pipeline, "quay", at(0))
     assert final_row["is_final"] is True
-    before = version_of(pipeline)
+    before = pipeline.version_of(pipeline.means_table)
 
     append_readings(
         pipeline.spark,
@@ -102,7 +83,7 @@ def test_rows_later_than_the_late_window_are_kept_aside_and_change_nothing(pipel
     pipeline.run(at(13))
 
     assert window_row(pipeline, "quay", at(0)) == final_row
-    assert touched_since(pipeline, before) == set()
+    assert pipeline.touched_since(pipeline.means_table, before) == set()
     listed = {
         (row["event_id"], row["too_late_reason"], row["seconds_after_final"])
         for row in pipeline.spark.table(pipeline.too_late_table).collect()

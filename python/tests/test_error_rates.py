@@ -13,9 +13,8 @@ from late_data.generator import PageScenario
 from late_data.oracle import compare_error_rates, expected_error_rates
 from late_data.pipeline import RunReport, run_simulated, scenario_feed
 from late_data.raw_tables import PageCount, append_page_counts
-from late_data.table_history import commits_after, latest_version
-from late_data.timeutil import floor_to, format_timestamp
-from tests.conftest import TEST_VARS, Pipeline
+from late_data.timeutil import format_timestamp
+from tests.helpers import TEST_VARS, Pipeline, clock, partition_of
 
 # Page views may arrive later than page errors: each source has its own late window.
 RATE_VARS = {**TEST_VARS, "late_window_seconds_by_source": {"page_views": 900}}
@@ -28,10 +27,6 @@ def rates_pipeline(project: Any) -> Pipeline:
     return Pipeline(project, RATE_VARS, pipeline_tag="web_pages")
 
 
-def partition_of(moment: datetime) -> datetime:
-    return floor_to(moment, TEST_VARS["partition_size_seconds"])
-
-
 def expected(pipeline: Pipeline, run_time: datetime) -> Any:
     return expected_error_rates(
         pipeline.spark,
@@ -42,18 +37,6 @@ def expected(pipeline: Pipeline, run_time: datetime) -> Any:
         ERRORS_LATE_WINDOW,
         VIEWS_LATE_WINDOW,
     )
-
-
-def touched_since(pipeline: Pipeline, version: int | None) -> set[tuple[datetime, int]]:
-    """(time partition, series bucket) of every partition the rates table's commits touched."""
-    fmt = pipeline.project.environment.table_format
-    return set().union(
-        *(c.partitions_touched for c in commits_after(pipeline.spark, pipeline.rates_table, fmt, version))
-    )
-
-
-def version_of(pipeline: Pipeline) -> int | None:
-    return latest_version(pipeline.spark, pipeline.rates_table, pipeline.project.environment.table_format)
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +67,7 @@ def scheduled_rates(project: Any) -> dict[str, Any]:
             {
                 "report": report,
                 "comparison": comparison,
-                "touched": touched_since(pipeline, previous["version"]),
+                "touched": pipeline.touched_since(pipeline.rates_table, previous["version"]),
                 "oracle_changed": {
                     (partition_of(r["window_start"]), r["bucket"])
                     for r in changed.select(
@@ -93,7 +76,7 @@ def scheduled_rates(project: Any) -> dict[str, Any]:
                 },
             }
         )
-        previous.update(run_time=report.run_time, version=version_of(pipeline))
+        previous.update(run_time=report.run_time, version=pipeline.version_of(pipeline.rates_table))
 
     run_simulated(
         pipeline.project,
@@ -161,18 +144,11 @@ def test_rate_history_and_full_refresh(scheduled_rates: dict[str, Any]) -> None:
 
 
 T0 = datetime(2026, 5, 2, 8, 0, 0)
+at = clock(T0)
 
 
-def at(minutes: float) -> datetime:
-    return T0 + timedelta(minutes=minutes)
-
-
-def rate_row(pipeline: Pipeline, page: str, window_start: datetime) -> dict | None:
-    rows = pipeline.spark.sql(
-        f"select * from {pipeline.rates_table}"
-        f" where page = '{page}' and window_start = timestamp'{window_start:%Y-%m-%d %H:%M:%S}'"
-    ).collect()
-    return rows[0].asDict() if rows else None
+def rate_row(pipeline: Pipeline, page: str, window_start: datetime) -> dict[str, Any] | None:
+    return pipeline.window_row(pipeline.rates_table, "page", page, window_start)
 
 
 def test_a_late_row_in_either_series_rewrites_only_its_partition(project: Any, tmp_path) -> None:
@@ -193,17 +169,17 @@ def test_a_late_row_in_either_series_rewrites_only_its_partition(project: Any, t
     assert rate_row(pipeline, "/home", at(6))["error_rate_percent"] == 50.0
     assert rate_row(pipeline, "/home", at(1)) is None  # neither series: no row
 
-    before = version_of(pipeline)
+    before = pipeline.version_of(pipeline.rates_table)
     append_page_counts(pipeline.spark, errors, [PageCount("e2", "/home", at(0.7), 10, at(8.5))])  # late error
     pipeline.run(at(9))
     assert rate_row(pipeline, "/home", at(0))["error_rate_percent"] == 10.0
-    assert touched_since(pipeline, before) == {(at(0), pipeline.bucket_of("/home"))}
+    assert pipeline.touched_since(pipeline.rates_table, before) == {(at(0), pipeline.bucket_of("/home"))}
 
-    before = version_of(pipeline)
+    before = pipeline.version_of(pipeline.rates_table)
     append_page_counts(pipeline.spark, views, [PageCount("v4", "/home", at(6.8), 100, at(9.5))])  # late views
     pipeline.run(at(10))
     assert rate_row(pipeline, "/home", at(6))["error_rate_percent"] == 25.0
-    assert touched_since(pipeline, before) == {(at(5), pipeline.bucket_of("/home"))}
+    assert pipeline.touched_since(pipeline.rates_table, before) == {(at(5), pipeline.bucket_of("/home"))}
 
     # Errors have 600 s, views 900 s: after 08:11 the 08:00 window is closed to errors, open to views.
     append_page_counts(pipeline.spark, errors, [PageCount("e3", "/home", at(0.8), 5, at(12.5))])  # too late

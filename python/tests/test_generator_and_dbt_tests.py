@@ -10,7 +10,7 @@ from late_data.dbt_project import DbtInvocationError
 from late_data.generator import PageScenario, Scenario, generate, generate_page_counts
 from late_data.pipeline import run_pipeline, scenario_feed
 from late_data.raw_tables import PAGE_COUNT_COLUMNS, WATER_LEVEL_COLUMNS
-from tests.conftest import Pipeline
+from tests.helpers import Pipeline, dbt_statuses
 
 ORIGIN = datetime(2026, 4, 1, 6, 0, 0)
 SCENARIO = Scenario(
@@ -67,11 +67,7 @@ def test_dbt_data_tests_pass_on_generated_data(pipeline: Pipeline) -> None:
     feed(ORIGIN, ORIGIN + timedelta(minutes=25))
     run_pipeline(pipeline.project, ORIGIN + timedelta(minutes=25))
     invocation = pipeline.project.invoke(["test"], {"run_time": "2026-04-01 06:25:00"})
-    statuses = {
-        result.node.name: str(result.status)
-        for result in invocation.result.results
-        if result.node.resource_type == "test"
-    }
+    statuses = dbt_statuses(invocation, "test")
     assert len(statuses) >= 20
     # Both scenarios send rows later than the late window, so those tests warn; all others pass.
     for warning in (

@@ -11,13 +11,10 @@ import pytest
 from late_data.backfill import run_backfill
 from late_data.dbt_project import DbtInvocationError
 from late_data.raw_tables import Reading, append_readings
-from tests.conftest import Pipeline
+from tests.helpers import Pipeline, clock
 
 T0 = datetime(2026, 3, 3, 8, 0, 0)
-
-
-def at(minutes: float) -> datetime:
-    return T0 + timedelta(minutes=minutes)
+at = clock(T0)
 
 
 def revisions(pipeline: Pipeline, location: str) -> list[dict]:

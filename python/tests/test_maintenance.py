@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from late_data.generator import Scenario
-from late_data.oracle import WindowSettings, compare_window_means
+from late_data.oracle import compare_window_means
 from late_data.pipeline import RunReport, run_simulated, scenario_feed
-from tests.conftest import TEST_VARS, Pipeline
+from tests.helpers import TEST_SETTINGS, TEST_VARS, Pipeline
 
 ORIGIN = datetime(2026, 3, 5, 6, 0, 0)
 INTERVAL = timedelta(minutes=5)
@@ -135,6 +135,5 @@ def test_the_next_run_still_finds_what_changed(maintained: Maintained) -> None:
     run_time = last + INTERVAL
     maintained.feed(last, run_time)
     assert pipeline.run(run_time).partitions_rewritten > 0
-    settings = WindowSettings(TEST_VARS["window_size_seconds"], TEST_VARS["late_window_seconds"])
-    comparison = compare_window_means(pipeline.spark, pipeline.raw_table, pipeline.means_table, run_time, settings)
+    comparison = compare_window_means(pipeline.spark, pipeline.raw_table, pipeline.means_table, run_time, TEST_SETTINGS)
     assert comparison.mismatched == 0, comparison.examples

@@ -11,22 +11,13 @@ import pytest
 from late_data.dbt_project import DbtInvocationError
 from late_data.delta_log import DataFile
 from late_data.generator import Scenario
-from late_data.oracle import WindowSettings, compare_window_means
+from late_data.oracle import compare_window_means
 from late_data.pipeline import run_simulated, scenario_feed
 from late_data.raw_tables import Reading, append_readings
 from late_data.table_history import delta_active_files
-from late_data.timeutil import floor_to
-from tests.conftest import TEST_VARS, Pipeline
+from tests.helpers import TEST_SETTINGS, TEST_VARS, WRITE_DELAY_SECONDS, Pipeline, clock, partition_of
 
 ORIGIN = datetime(2026, 3, 4, 6, 0, 0)
-WRITE_DELAY_SECONDS = 300  # dbt_project.yml's default
-SETTINGS = WindowSettings(
-    window_size_seconds=TEST_VARS["window_size_seconds"], late_window_seconds=TEST_VARS["late_window_seconds"]
-)
-
-
-def partition_of(moment: datetime) -> datetime:
-    return floor_to(moment, TEST_VARS["partition_size_seconds"])
 
 
 def local_path(file_path: str) -> Path:
@@ -119,7 +110,7 @@ def test_a_scheduled_run_reads_no_file_older_than_its_horizon(pipeline: Pipeline
         for source, target in moved.items():
             shutil.move(target, source)
     assert report.partitions_rewritten > 0
-    comparison = compare_window_means(pipeline.spark, pipeline.raw_table, pipeline.means_table, run_time, SETTINGS)
+    comparison = compare_window_means(pipeline.spark, pipeline.raw_table, pipeline.means_table, run_time, TEST_SETTINGS)
     assert comparison.windows_checked > 0
     assert comparison.mismatched == 0, comparison.examples
 
@@ -128,8 +119,7 @@ def test_a_correction_that_arrived_before_the_horizon_still_supersedes(pipeline:
     """A device clock an hour ahead sends a reading from the future; a correction moves it back to
     the present before either leaves the scan horizon by event time. The reading stays in the
     range a later run checks, its correction does not: the run must still read the correction."""
-    t0 = datetime(2026, 3, 4, 8, 0, 0)
-    at = lambda minutes: t0 + timedelta(minutes=minutes)
+    at = clock(datetime(2026, 3, 4, 8, 0, 0))
     append_readings(
         pipeline.spark,
         pipeline.raw_table,
@@ -146,7 +136,7 @@ def test_a_correction_that_arrived_before_the_horizon_still_supersedes(pipeline:
     windows = {(row["location"], row["window_start"]): row for row in pipeline.rows(pipeline.means_table)}
     assert ("pier", at(60)) not in windows
     assert windows[("pier", at(1))]["mean_value"] == 7.0
-    comparison = compare_window_means(pipeline.spark, pipeline.raw_table, pipeline.means_table, at(50), SETTINGS)
+    comparison = compare_window_means(pipeline.spark, pipeline.raw_table, pipeline.means_table, at(50), TEST_SETTINGS)
     assert comparison.mismatched == 0, comparison.examples
 
 

@@ -10,16 +10,13 @@ import pytest
 from pyspark.sql import functions as F
 
 from late_data.generator import Scenario
-from late_data.oracle import WindowSettings, compare_window_means, expected_window_means
+from late_data.oracle import compare_window_means, expected_window_means
 from late_data.pipeline import RunReport, run_simulated, scenario_feed
-from late_data.table_history import commits_after, latest_version
-from late_data.timeutil import floor_to, format_timestamp
-from tests.conftest import TEST_VARS, Pipeline
+from late_data.table_history import commits_after
+from late_data.timeutil import format_timestamp
+from tests.helpers import TEST_SETTINGS, TEST_VARS, WINDOW_MEANS_COLUMNS, Pipeline, partition_of
 
 ORIGIN = datetime(2026, 3, 1, 12, 0, 0)
-SETTINGS = WindowSettings(
-    window_size_seconds=TEST_VARS["window_size_seconds"], late_window_seconds=TEST_VARS["late_window_seconds"]
-)
 SCENARIO = Scenario(
     locations=8,
     late_share=0.5,
@@ -34,20 +31,16 @@ SCENARIO = Scenario(
 )
 
 
-def partition_of(moment: datetime) -> datetime:
-    return floor_to(moment, TEST_VARS["partition_size_seconds"])
-
-
 def oracle_partitions_changed(
     pipeline: Pipeline, before: datetime | None, after: datetime
 ) -> set[tuple[datetime, int]]:
     """(time partition, series bucket) where the oracle's windows differ between two run times
     (count, mean, status, presence)."""
-    new = expected_window_means(pipeline.spark, pipeline.raw_table, after, SETTINGS)
+    new = expected_window_means(pipeline.spark, pipeline.raw_table, after, TEST_SETTINGS)
     if before is None:
         changed = new
     else:
-        old = expected_window_means(pipeline.spark, pipeline.raw_table, before, SETTINGS)
+        old = expected_window_means(pipeline.spark, pipeline.raw_table, before, TEST_SETTINGS)
         columns = ["window_start", "location", "reading_count", "mean_value", "is_final"]
         changed = (
             new.select(columns)
@@ -67,23 +60,21 @@ def scheduled_history(project: Any) -> dict[str, Any]:
     pipeline = Pipeline(project, TEST_VARS)
     observed: list[dict[str, Any]] = []
     previous: dict[str, Any] = {"run_time": None, "version": None}
-    fmt = pipeline.project.environment.table_format
 
     def after_run(report: RunReport) -> None:
-        commits = commits_after(pipeline.spark, pipeline.means_table, fmt, previous["version"])
         comparison = compare_window_means(
-            pipeline.spark, pipeline.raw_table, pipeline.means_table, report.run_time, SETTINGS
+            pipeline.spark, pipeline.raw_table, pipeline.means_table, report.run_time, TEST_SETTINGS
         )
         observed.append(
             {
                 "report": report,
                 "comparison": comparison,
-                "touched": set().union(*(commit.partitions_touched for commit in commits)),
+                "touched": pipeline.touched_since(pipeline.means_table, previous["version"]),
                 "oracle_changed": oracle_partitions_changed(pipeline, previous["run_time"], report.run_time),
             }
         )
         previous["run_time"] = report.run_time
-        previous["version"] = latest_version(pipeline.spark, pipeline.means_table, fmt)
+        previous["version"] = pipeline.version_of(pipeline.means_table)
 
     run_simulated(
         pipeline.project,
@@ -138,7 +129,7 @@ def test_rerun_at_the_same_run_time_changes_nothing(scheduled_history: dict[str,
     fmt = pipeline.project.environment.table_format
     last_run_time = scheduled_history["observed"][-1]["report"].run_time
     before_rows = pipeline.rows(pipeline.means_table)
-    version = latest_version(pipeline.spark, pipeline.means_table, fmt)
+    version = pipeline.version_of(pipeline.means_table)
     history = f"{pipeline.project.target_schema()}.water_level_window_means_history"
     versions_before = pipeline.spark.table(history).count()
     report = pipeline.run(last_run_time)
@@ -173,18 +164,10 @@ def test_history_has_no_false_revisions(scheduled_history: dict[str, Any]) -> No
 
 def test_as_of_reads_equal_the_oracle_at_past_run_times(scheduled_history: dict[str, Any]) -> None:
     pipeline: Pipeline = scheduled_history["pipeline"]
-    schema = pipeline.project.target_schema()
     for step in scheduled_history["observed"][3::5]:
         run_time = step["report"].run_time
-        as_of = pipeline.spark.sql(
-            f"""
-            select window_start, location, reading_count, mean_value, is_final
-            from {schema}.water_level_window_means_history
-            where dbt_valid_from <= timestamp'{run_time:%Y-%m-%d %H:%M:%S}'
-                and (dbt_valid_to > timestamp'{run_time:%Y-%m-%d %H:%M:%S}' or dbt_valid_to is null)
-            """
-        )
-        expected = expected_window_means(pipeline.spark, pipeline.raw_table, run_time, SETTINGS)
+        as_of = pipeline.history_as_of(run_time)
+        expected = expected_window_means(pipeline.spark, pipeline.raw_table, run_time, TEST_SETTINGS)
         joined = expected.join(as_of, ["window_start", "location"], "full_outer")
         assert joined.count() == expected.count() == as_of.count() > 0
         mismatched = joined.where(
@@ -198,17 +181,9 @@ def test_as_of_reads_equal_the_oracle_at_past_run_times(scheduled_history: dict[
 def test_replaying_a_past_run_time_reproduces_the_as_of_read_exactly(scheduled_history: dict[str, Any]) -> None:
     """Recreate a past published table from the append-only raw table, bit for bit."""
     pipeline: Pipeline = scheduled_history["pipeline"]
-    schema = pipeline.project.target_schema()
     run_time = scheduled_history["observed"][8]["report"].run_time
-    columns = "window_start, location, reading_count, mean_value, is_final"
-    published = pipeline.spark.sql(
-        f"""
-        select {columns} from {schema}.water_level_window_means_history
-        where dbt_valid_from <= timestamp'{run_time:%Y-%m-%d %H:%M:%S}'
-            and (dbt_valid_to > timestamp'{run_time:%Y-%m-%d %H:%M:%S}' or dbt_valid_to is null)
-        """
-    ).collect()
-    replayed = replay_in_scratch_schema(pipeline, run_time, columns)
+    published = pipeline.history_as_of(run_time).collect()
+    replayed = replay_in_scratch_schema(pipeline, run_time, WINDOW_MEANS_COLUMNS)
     key = lambda row: (row["window_start"], row["location"])
     assert sorted(published, key=key) == sorted(replayed, key=key)
     assert len(published) > 100

@@ -3,15 +3,11 @@ and lateness statistics on fixed rows, without raw data or a scheduler."""
 
 from __future__ import annotations
 
-from tests.conftest import Pipeline
+from tests.helpers import Pipeline, dbt_statuses
 
 
 def test_dbt_unit_tests_pass(pipeline: Pipeline) -> None:
     invocation = pipeline.project.invoke(["test", "--select", "test_type:unit"])
-    statuses = {
-        result.node.name: str(result.status)
-        for result in invocation.result.results
-        if result.node.resource_type == "unit_test"
-    }
+    statuses = dbt_statuses(invocation, "unit_test")
     assert len(statuses) >= 7, statuses
     assert set(statuses.values()) == {"pass"}, statuses

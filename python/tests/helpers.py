@@ -1,0 +1,116 @@
+"""What several test modules share: the short test settings, the clean pipeline they run, and the
+small readings of its tables. Kept out of conftest.py, which holds only hooks and fixtures: pytest
+discourages importing from a conftest, and the fault driver (a process of its own) needs these too."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from pyspark.sql import DataFrame
+
+from late_data.dbt_project import DbtProject
+from late_data.demo import reset_schemas
+from late_data.oracle import WindowSettings
+from late_data.pipeline import RunReport, run_pipeline, scheduled_selection
+from late_data.raw_tables import ensure_raw_tables
+from late_data.table_history import commits_after, latest_version
+from late_data.timeutil import floor_to, format_timestamp
+
+# Short settings keep the scenarios small: 10-minute late window, 5-minute partitions, 4 series buckets.
+TEST_VARS: dict[str, Any] = {
+    "late_window_seconds": 600,
+    "window_size_seconds": 60,
+    "partition_size_seconds": 300,
+    "series_buckets": 4,
+}
+# The oracle must judge windows by the settings the models ran with.
+TEST_SETTINGS = WindowSettings(
+    window_size_seconds=TEST_VARS["window_size_seconds"], late_window_seconds=TEST_VARS["late_window_seconds"]
+)
+WRITE_DELAY_SECONDS = 300  # dbt_project.yml's default
+# The columns that make a window's published state: what the history must reproduce.
+WINDOW_MEANS_COLUMNS = "window_start, location, reading_count, mean_value, is_final"
+
+
+def clock(origin: datetime) -> Callable[[float], datetime]:
+    """Moments as minutes after a test's origin, so hand-made rows and run times read as a timeline."""
+    return lambda minutes: origin + timedelta(minutes=minutes)
+
+
+def partition_of(moment: datetime) -> datetime:
+    """The time partition holding `moment`, as the models compute it: what commit-log proofs compare."""
+    return floor_to(moment, TEST_VARS["partition_size_seconds"])
+
+
+def dbt_statuses(invocation: Any, resource_type: str) -> dict[str, str]:
+    """Each test node's outcome by name, to assert on outcomes without dbt's result objects."""
+    return {
+        result.node.name: str(result.status)
+        for result in invocation.result.results
+        if result.node.resource_type == resource_type
+    }
+
+
+class Pipeline:
+    """Clean raw tables and target schema with the given vars, one pipeline's dbt selection, and
+    helpers to run and inspect it."""
+
+    def __init__(self, project: DbtProject, project_vars: dict[str, Any], pipeline_tag: str = "water_level"):
+        self.project = project
+        self.spark = project.spark
+        self.pipeline_tag = pipeline_tag
+        self.runs = 0
+        reset_schemas(project)
+        project.use_vars(project_vars)
+        self.raw_tables = ensure_raw_tables(self.spark, project.raw_schema(), project.environment.table_format)
+        self.raw_table = self.raw_tables["water_level_readings"]
+        schema = project.target_schema()
+        self.means_table = f"{schema}.water_level_window_means"
+        self.too_late_table = f"{schema}.water_level_too_late_readings"
+        self.rates_table = f"{schema}.page_error_rates"
+
+    def run(self, run_time: datetime) -> RunReport:
+        """A scheduled run, as the scheduler makes it (the whole pipeline first, then its late-data nodes)."""
+        self.runs += 1
+        return run_pipeline(self.project, run_time, scheduled_selection(self.pipeline_tag, first_run=self.runs == 1))
+
+    def rows(self, table: str, order_by: str = "window_start, location") -> list[Any]:
+        return self.spark.sql(f"select * from {table} order by {order_by}").collect()
+
+    def window_row(
+        self, table: str, series_column: str, series_key: str, window_start: datetime
+    ) -> dict[str, Any] | None:
+        """One series' window of a result table (None when the models left no row for it)."""
+        rows = self.spark.sql(
+            f"select * from {table}"
+            f" where {series_column} = '{series_key}' and window_start = timestamp'{format_timestamp(window_start)}'"
+        ).collect()
+        return rows[0].asDict() if rows else None
+
+    def bucket_of(self, series_key: str) -> int:
+        """The series bucket of a location or page (the models' late_data_series_bucket)."""
+        buckets = int(self.project.setting("series_buckets"))
+        return int(self.spark.sql(f"select pmod(xxhash64('{series_key}'), {buckets})").first()[0])
+
+    def version_of(self, table: str) -> int | None:
+        """The table's latest commit, to ask later what the runs since then touched."""
+        return latest_version(self.spark, table, self.project.environment.table_format)
+
+    def touched_since(self, table: str, version: int | None) -> set[tuple[datetime, int]]:
+        """(time partition, series bucket) of every partition the table's commits after `version`
+        touched: the table format's own record of what a run rewrote, not the run's report of it."""
+        commits = commits_after(self.spark, table, self.project.environment.table_format, version)
+        return set().union(*(commit.partitions_touched for commit in commits))
+
+    def history_as_of(self, run_time: datetime) -> DataFrame:
+        """The water-level means as the run at `run_time` left them, read back from the SCD2 history:
+        what the history must reproduce for every past run."""
+        stamp = f"timestamp'{format_timestamp(run_time)}'"
+        return self.spark.sql(
+            f"""
+            select {WINDOW_MEANS_COLUMNS} from {self.project.target_schema()}.water_level_window_means_history
+            where dbt_valid_from <= {stamp} and (dbt_valid_to > {stamp} or dbt_valid_to is null)
+            """
+        )
