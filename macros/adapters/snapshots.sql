@@ -332,8 +332,7 @@
 {% macro late_data_history_result() %}
     {#- The result model a late-data history snapshot records: the model it selects from. -#}
     {%- for node_id in model.depends_on.nodes if node_id.startswith('model.') -%}
-        {%- set node = graph.nodes[node_id] -%}
-        {{- return(api.Relation.create(schema=node.schema, identifier=node.alias, type='table')) -}}
+        {{- return(late_data_model_relation(graph.nodes[node_id].name)) -}}
     {%- endfor -%}
     {%- do exceptions.raise_compiler_error('late-data history ' ~ model.name ~ ' selects from no model') -%}
 {% endmacro %}
