@@ -6,7 +6,7 @@
         strategy='check',
         check_cols=['counted_rows', 'error_count', 'view_count', 'is_final'],
         hard_deletes='invalidate',
-        partition_by=['partition_start', 'is_current_version'],
+        partition_by=['partition_start', 'series_bucket', 'is_current_version'],
         tblproperties=late_data_history_table_properties(),
         file_format=env_var('LATE_DATA_TABLE_FORMAT', 'iceberg'),
         tags=['late_data', 'late_data_history', 'web_pages'],

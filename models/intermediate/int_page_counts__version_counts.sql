@@ -1,15 +1,14 @@
 {{
     config(
-        materialized='table',
+        materialized='ephemeral',
         tags=['late_data', 'web_pages'],
-        meta={'late_data_sources': ['page_errors', 'page_views'], 'late_data_role': 'version_counts'},
     )
 }}
 
-{#- Rewritten every run: the page-count versions of both series this run's result model and
-    too-late listing look at, with their version chain (per series and event_id), and whether each
-    counts now and counted at the previous run. Each row counts only within its own series' late
-    window. -#}
+{#- The page-count versions of both series this run's result model and too-late listing look at,
+    with their version chain (per series and event_id), and whether each counts now and counted at
+    the previous run. Each row counts only within its own series' late window. Ephemeral: each
+    model that reads it works it out inside its own query, in this run. -#}
 
 with
 

@@ -10,7 +10,6 @@
     page's window whichever series changed. Ephemeral: it runs inside the model it feeds, whose
     stored rows it reads. -#}
 {%- set result = late_data_model_relation('page_error_rates') %}
-{%- do late_data_check_version_counts(ref('int_page_counts__version_counts'), result=result) %}
 {%- set checksums = {
     'counted_rows': late_data_count(),
     'error_count': late_data_integer_sum('error_count'),

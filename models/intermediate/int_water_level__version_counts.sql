@@ -1,13 +1,13 @@
 {{
     config(
-        materialized='table',
+        materialized='ephemeral',
         tags=['late_data', 'water_level'],
-        meta={'late_data_sources': ['water_level_readings'], 'late_data_role': 'version_counts'},
     )
 }}
 
-{#- Rewritten every run: the reading versions this run's result model and too-late listing look
-    at, with their version chain, and whether each counts now and counted at the previous run. -#}
+{#- The reading versions this run's result model and too-late listing look at, with their version
+    chain, and whether each counts now and counted at the previous run. Ephemeral: each model that
+    reads it works it out inside its own query, in this run, so nothing is written for it. -#}
 
 with
 

@@ -11,7 +11,6 @@
     bucket) where a window changed or became final. Ephemeral: it runs inside the model it feeds,
     whose stored rows it reads (a ref to that model would be a cycle). -#}
 {%- set result = late_data_model_relation('water_level_window_means') %}
-{%- do late_data_check_version_counts(ref('int_water_level__version_counts'), result=result) %}
 {%- set checksums = {
     'reading_count': late_data_count(),
     'value_sum': late_data_exact_sum('reading_value'),

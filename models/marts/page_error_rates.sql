@@ -3,7 +3,7 @@
         materialized='incremental',
         incremental_strategy='insert_overwrite',
         partition_by=['partition_start', 'series_bucket'],
-        on_schema_change='ignore',
+        on_schema_change='fail',
         tags=['late_data', 'web_pages'],
         meta={'late_data_sources': ['page_errors', 'page_views'], 'late_data_role': 'windows'},
     )
@@ -38,6 +38,7 @@ error_rates as (
         counts_digest,
         computed_at,
         invocation_id,
+        written_at,
         partition_start,
         series_bucket{{ late_data_write_columns() }}
     from windows_to_write

@@ -9,7 +9,6 @@
     )
 }}
 
-{%- do late_data_check_version_counts(ref('int_page_counts__version_counts'), listing=true) %}
 
 with
 

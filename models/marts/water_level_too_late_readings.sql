@@ -11,7 +11,6 @@
 
 {#- Each run lists the versions that arrived since its previous run (merge makes a rerun
     harmless); a version's lateness is fixed when it arrives. -#}
-{%- do late_data_check_version_counts(ref('int_water_level__version_counts'), listing=true) %}
 
 with
 

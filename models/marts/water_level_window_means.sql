@@ -3,7 +3,7 @@
         materialized='incremental',
         incremental_strategy='insert_overwrite',
         partition_by=['partition_start', 'series_bucket'],
-        on_schema_change='ignore',
+        on_schema_change='fail',
         tags=['late_data', 'water_level'],
         meta={'late_data_sources': ['water_level_readings'], 'late_data_role': 'windows'},
     )
@@ -35,6 +35,7 @@ window_means as (
         readings_digest,
         computed_at,
         invocation_id,
+        written_at,
         partition_start,
         series_bucket{{ late_data_write_columns() }}
     from windows_to_write

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,12 @@ log = logging.getLogger(__name__)
 
 # Vars that change per run and are only read at execution time, so a parsed manifest stays valid.
 RUN_VARS = frozenset({"run_time", "backfill", "as_of", "reconcile"})
+# Environment settings that dbt reads while parsing (profiles.yml, dbt_project.yml).
+PARSE_SETTINGS = ("LATE_DATA_", "DELTA_JARS", "DBT_")
+# Where the macros keep what they know of the warehouse across invocations (macros/late_data/state).
+PROCESS_STATE = "late_data_process_state"
+# The temporary views late_data_stage caches a late-data write's rows in: <model>__staged_<12 hex>.
+STAGED_VIEW = re.compile(r"__staged_[0-9a-f]{12}$")
 
 
 class DbtInvocationError(RuntimeError):
@@ -50,6 +57,8 @@ class DbtProject:
         self.callbacks = list(callbacks)
         self._home_lock = lock_home(environment)
         self._manifest: Any = None
+        self._manifest_key = self._parse_key()
+        self._manifests: dict[str, Any] = {}
         self._thrift_cursor: Any = None
         self._classpath_checked = False
         self._var_defaults: dict[str, Any] | None = None
@@ -103,9 +112,25 @@ class DbtProject:
         return [dict(zip(names, row, strict=True)) for row in self._thrift_cursor.fetchall()]
 
     def use_vars(self, project_vars: dict[str, Any]) -> None:
-        """Switch the project vars (settings such as the late window); the project is parsed again."""
+        """Switch the project vars (settings such as the late window). The project is parsed again
+        when they changed; a parsed project is kept per set of vars, so switching back costs nothing."""
         self.project_vars = dict(project_vars)
-        self._manifest = None
+        self._manifest_key = self._parse_key()
+        self._manifest = self._manifests.get(self._manifest_key)
+
+    def _parse_key(self) -> str:
+        """What a parsed project depends on: the vars, and the settings profiles.yml and
+        dbt_project.yml read from the environment (the target schema, the table format...)."""
+        settings = {name: value for name, value in os.environ.items() if name.startswith(PARSE_SETTINGS)}
+        return json.dumps([self.project_vars, settings], sort_keys=True, default=str)
+
+    def forget_warehouse_state(self) -> None:
+        """Forget what the macros remember of the warehouse across invocations (its relations,
+        schemas and table columns: late_data_process_state), in every parsed project: for callers
+        that change the warehouse behind dbt's back (dropping schemas, altering raw tables), and
+        after a failed invocation, whose cause may be such a change."""
+        for manifest in self._manifests.values():
+            manifest.flat_graph.pop(PROCESS_STATE, None)
 
     def manifest(self) -> Any:
         """The parsed project, with the compile state of the previous invocation cleared: dbt marks
@@ -118,9 +143,13 @@ class DbtProject:
         project (dbt-core 1.11: its `disabled` entries are lists, which have no from_dict), and a
         `copy.deepcopy` of the parsed manifest per invocation took 0.4 to 1.2 s here (98 nodes,
         619 macros), a large share of a warm 4 s run."""
+        if self._manifest is None or self._manifest_key != self._parse_key():
+            self._manifest_key = self._parse_key()
+            self._manifest = self._manifests.get(self._manifest_key)
         if self._manifest is None:
             parse_args = ["parse", "--vars", json.dumps(self.project_vars)] if self.project_vars else ["parse"]
             self._manifest = self._invoke_raw(parse_args, manifest=None).result
+            self._manifests[self._manifest_key] = self._manifest
         for node in self._manifest.nodes.values():
             if hasattr(node, "extra_ctes_injected") and node.resource_type != "seed":  # a seed compiles nothing
                 node.compiled = False
@@ -170,9 +199,24 @@ class DbtProject:
         node_errors = NodeErrors()
         outcome = dbtRunner(manifest=manifest, callbacks=[*self.callbacks, node_errors]).invoke(full)
         if not outcome.success:
+            self.forget_warehouse_state()
+            self._drop_staged_views()
             failure = describe_failure(outcome, read_from(dbt_log, log_offset), self.environment, node_errors.by_node)
             raise DbtInvocationError(f"dbt {' '.join(args)} failed: {failure}")
         return outcome
+
+    def _drop_staged_views(self) -> None:
+        """A failed write leaves its staged rows cached in this process's Spark session
+        (late_data_stage): free them. Through a Thrift Server each node had a session of its own,
+        which is gone with its temporary views."""
+        from pyspark import SparkContext
+
+        if self.environment.profile_target == "thrift" or SparkContext._active_spark_context is None:
+            return
+        session = self.spark
+        for table in session.catalog.listTables():
+            if table.isTemporary and STAGED_VIEW.search(table.name):
+                session.catalog.dropTempView(table.name)
 
     @staticmethod
     def _invocation_id() -> str:
@@ -199,6 +243,15 @@ class DbtProject:
         """Where the raw tables live: the var `raw_schema` (dbt_project.yml's default or this
         process's override), the same value the sources and late_data_create_raw_schema read."""
         return str(self.setting("raw_schema"))
+
+    def reset_warehouse(self) -> None:
+        """Drop the raw and target schemas with everything in them: a clean warehouse for the demo,
+        the benchmark and the tests."""
+        # Cached plans would keep pointing at the dropped tables (Iceberg then refuses the new ones).
+        self.spark.catalog.clearCache()
+        for schema in (self.raw_schema(), self.target_schema()):
+            self.spark.sql(f"drop schema if exists {schema} cascade")
+        self.forget_warehouse_state()
 
     def close(self) -> None:
         if self._home_lock is not None:

@@ -30,16 +30,9 @@ DEMO_PAGES = PageScenario(pages=20, late_share=0.2, lateness="long_tail", too_la
 DEMO_UPKEEP = Upkeep(reconcile_every=4)
 
 
-def reset_schemas(project: DbtProject) -> None:
-    # Cached plans would keep pointing at the dropped tables (Iceberg then refuses the new ones).
-    project.spark.catalog.clearCache()
-    for schema in (project.raw_schema(), project.target_schema()):
-        project.spark.sql(f"drop schema if exists {schema} cascade")
-
-
 def run_demo(project: DbtProject, hours: float, interval: timedelta, offset: timedelta) -> int:
     """Returns the number of mismatched windows (0 when every window is right)."""
-    reset_schemas(project)
+    project.reset_warehouse()
     tables = ensure_raw_tables(project.spark, project.raw_schema(), project.environment.table_format)
     end = DEMO_ORIGIN + timedelta(hours=hours)
     feed = scenario_feed(project, tables, DEMO_ORIGIN, water_levels=DEMO_SCENARIO, pages=DEMO_PAGES)

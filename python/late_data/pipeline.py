@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from late_data.dbt_project import DbtProject
 from late_data.generator import PageScenario, Scenario, generate, generate_page_counts
-from late_data.status import audited_run_times
+from late_data.status import last_successful_run_time, latest_arrival
 from late_data.timeutil import floor_to, format_timestamp
 
 log = logging.getLogger(__name__)
@@ -80,7 +80,7 @@ def run_pipeline(
             coalesce(sum(if(model_role = 'windows', rows_written, 0)), 0) as rows_written,
             coalesce(sum(if(model_role = 'too_late_rows', rows_written, 0)), 0) as too_late_rows
         from {schema}.late_data_run_audit
-        where invocation_id = '{invocation.invocation_id}' and outcome != 'started'
+        where invocation_id = '{invocation.invocation_id}'
         """
     )
     return RunReport(
@@ -165,17 +165,20 @@ def run_simulated(
     """Generator batches and runs interleaved; the run time advances by `interval` per run. A schedule
     restarted with the same origin resumes after the last run the audit records as successful
     (runs never go back in time), and feeds only what no earlier process fed: each run's rows are
-    fed just before the run starts, so up to the last run time any invocation started."""
+    fed just before the run starts, so the raw tables hold rows up to the first run time after
+    their latest arrival (an interrupted run may have fed its rows and died)."""
     reports: list[RunReport] = []
     generated_until = origin
     times = list(schedule_times(origin, end, interval, offset))
-    audited = audited_run_times(project)
-    if audited.succeeded is not None:
-        times = [moment for moment in times if moment > audited.succeeded]
-        generated_until = max(origin, audited.started or audited.succeeded)
+    succeeded = last_successful_run_time(project)
+    if succeeded is not None:
+        arrived = latest_arrival(project)
+        fed = next((moment for moment in times if arrived is not None and moment > arrived), succeeded)
+        times = [moment for moment in times if moment > succeeded]
+        generated_until = max(origin, succeeded, fed)
         log.info(
             "resuming after run_time %s, the last successful run in the audit (%d runs left)",
-            format_timestamp(audited.succeeded),
+            format_timestamp(succeeded),
             len(times),
         )
     for run_time in tqdm(times, desc="simulated runs", unit="run", leave=False):

@@ -7,25 +7,23 @@ from datetime import datetime
 from typing import Any
 
 from late_data.dbt_project import DbtProject
+from late_data.raw_tables import RAW_TABLES
 from late_data.timeutil import format_timestamp
 
 # One per pipeline: each is a view over its own versions table.
 QUARANTINE_VIEWS = ("water_level_quarantine", "page_counts_quarantine")
-
-
-@dataclass(frozen=True)
-class AuditedRunTimes:
-    """The last run time a late-data model completed successfully (not counting backfills, which
-    recompute the past), and the last one any invocation started, interrupted or not."""
-
-    succeeded: datetime | None
-    started: datetime | None
+# The result tables, whose rows carry written_at: the run time of the run that last wrote them.
+RESULT_TABLES = ("water_level_window_means", "page_error_rates")
 
 
 @dataclass(frozen=True)
 class Status:
     last_runs: list[dict[str, Any]]
+    # Result tables holding a write (written_at) that no successful run recorded: a run killed after
+    # it wrote, not yet recovered by a later run (or, on a shared catalog, one still running).
     interrupted: list[dict[str, Any]]
+    # The last run that found such a write and recovered it (it ran as a reconciliation).
+    last_recovery: dict[str, Any] | None
     quarantine: list[dict[str, Any]]
     last_reconciliation: dict[str, Any] | None
 
@@ -39,11 +37,16 @@ class Status:
                 f" rows_written={_number(run['rows_written'])} windows_changed={_number(run['windows_changed'])}"
                 f" rows_quarantined={_number(run['rows_quarantined'])} seconds={_number(run['seconds'], '.2f')}"
             )
-        lines.append(f"interrupted runs (started, no outcome recorded): {len(self.interrupted)}")
+        lines.append(f"interrupted runs not yet recovered: {len(self.interrupted)}")
         for run in self.interrupted:
             lines.append(
-                f"  invocation {run['invocation_id']}: {run['run_kind']} run_time={_stamp(run['run_time'])},"
-                f" {run['models']} models started at {_stamp(run['started_at'])}"
+                f"  {run['model']} holds what a run at {_stamp(run['written_until'])} wrote; its last recorded run is"
+                f" {_stamp(run['recorded_until'])} (the next run reconciles it)"
+            )
+        if self.last_recovery is not None:
+            lines.append(
+                f"last recovery: the run at {_stamp(self.last_recovery['run_time'])} recovered an interrupted run at"
+                f" {_stamp(self.last_recovery['recovered_from'])}"
             )
         total = sum(int(row["versions"]) for row in self.quarantine)
         lines.append(f"quarantine: {total} row versions")
@@ -70,33 +73,48 @@ def _number(value: Any, spec: str = "") -> str:
     return "-" if value is None else format(value, spec)
 
 
-def _table_exists(project: DbtProject, table: str) -> bool:
-    schema = project.target_schema()
-    return bool(project.query(f"show schemas like '{schema}'")) and bool(
-        project.query(f"show tables in {schema} like '{table}'")
-    )
+def _existing_tables(project: DbtProject, schema: str) -> set[str]:
+    if not project.query(f"show schemas like '{schema}'"):
+        return set()
+    return {row["tableName"] for row in project.query(f"show tables in {schema}")}
 
 
-def audited_run_times(project: DbtProject) -> AuditedRunTimes:
-    if not _table_exists(project, "late_data_run_audit"):
-        return AuditedRunTimes(None, None)
+def last_successful_run_time(project: DbtProject) -> datetime | None:
+    """The last run time a late-data model completed successfully (not counting backfills, which
+    recompute the past)."""
+    if "late_data_run_audit" not in _existing_tables(project, project.target_schema()):
+        return None
     (row,) = project.query(
         f"""
-        select
-            max(if(outcome = 'success' and run_kind != 'backfill', run_time, null)) as succeeded,
-            max(if(run_kind != 'backfill', run_time, null)) as started
+        select max(run_time) as succeeded
         from {project.target_schema()}.late_data_run_audit
+        where outcome = 'success' and run_kind != 'backfill'
         """
     )
-    return AuditedRunTimes(row["succeeded"], row["started"])
+    return row["succeeded"]
 
 
-def read_status(project: DbtProject, interrupted_limit: int = 10) -> Status:
-    """The audit's view of the pipeline. An invocation still running shows as interrupted too: it
-    has recorded its `started` rows and no outcome yet."""
-    if not _table_exists(project, "late_data_run_audit"):
-        return Status([], [], [], None)
-    audit = f"{project.target_schema()}.late_data_run_audit"
+def latest_arrival(project: DbtProject) -> datetime | None:
+    """The latest ingested_at of any raw table: how far a feed of the raw tables has got."""
+    existing = _existing_tables(project, project.raw_schema())
+    tables = [f"{project.raw_schema()}.{table}" for table in RAW_TABLES if table in existing]
+    if not tables:
+        return None
+    (row,) = project.query(
+        "select max(ingested_at) as latest from ("
+        + " union all ".join(f"select max(ingested_at) as ingested_at from {table}" for table in tables)
+        + ")"
+    )
+    return row["latest"]
+
+
+def read_status(project: DbtProject) -> Status:
+    """The audit's view of the pipeline, and the result tables' own record of what wrote them."""
+    schema = project.target_schema()
+    existing = _existing_tables(project, schema)
+    if "late_data_run_audit" not in existing:
+        return Status([], [], None, [], None)
+    audit = f"{schema}.late_data_run_audit"
     last_runs = project.query(
         f"""
         select model, run_kind, run_time, outcome, rows_written, windows_changed, rows_quarantined, seconds
@@ -109,24 +127,35 @@ def read_status(project: DbtProject, interrupted_limit: int = 10) -> Status:
         order by model
         """
     )
-    interrupted = project.query(
+    results = [table for table in RESULT_TABLES if table in existing]
+    interrupted = (
+        project.query(
+            " union all ".join(
+                f"""
+                select '{table}' as model, written_until, recorded_until
+                from (select max(written_at) as written_until from {schema}.{table})
+                cross join (
+                    select max(run_time) as recorded_until from {audit} where model = '{table}' and outcome = 'success'
+                )
+                where written_until > coalesce(recorded_until, timestamp'1970-01-01 00:00:00')
+                """
+                for table in results
+            )
+        )
+        if results
+        else []
+    )
+    recoveries = project.query(
         f"""
-        select
-            invocation_id,
-            min(run_kind) as run_kind,
-            min(run_time) as run_time,
-            min(recorded_at) as started_at,
-            count(*) as models
+        select run_time, max(recovered_from) as recovered_from
         from {audit}
-        group by invocation_id
-        having count_if(outcome != 'started') = 0
-        order by started_at desc
-        limit {interrupted_limit}
+        where recovered_from is not null and outcome = 'success'
+        group by invocation_id, run_time
+        order by run_time desc
+        limit 1
         """
     )
-    quarantines = [
-        f"select * from {project.target_schema()}.{view}" for view in QUARANTINE_VIEWS if _table_exists(project, view)
-    ]
+    quarantines = [f"select * from {schema}.{view}" for view in QUARANTINE_VIEWS if view in existing]
     quarantine = (
         project.query(
             f"""
@@ -149,4 +178,10 @@ def read_status(project: DbtProject, interrupted_limit: int = 10) -> Status:
         limit 1
         """
     )
-    return Status(last_runs, interrupted, quarantine, reconciliations[0] if reconciliations else None)
+    return Status(
+        last_runs,
+        interrupted,
+        recoveries[0] if recoveries else None,
+        quarantine,
+        reconciliations[0] if reconciliations else None,
+    )

@@ -16,7 +16,6 @@ from typing import Any
 from tqdm import tqdm
 
 from late_data.dbt_project import DbtProject
-from late_data.demo import reset_schemas
 from late_data.generator import Scenario, generate
 from late_data.pipeline import SCHEDULED_BUILD, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
@@ -226,7 +225,7 @@ def _built_history(project: DbtProject, cell: BenchCell) -> tuple[_Feed, datetim
     """Fresh schemas with the cell's history generated and this project's tables built on it
     (untimed): the feed of later arrivals and the end of the history."""
     project.use_vars(bench_vars(cell))
-    reset_schemas(project)
+    project.reset_warehouse()
     spark = project.spark
     raw_table = ensure_raw_tables(spark, project.raw_schema(), project.environment.table_format)["water_level_readings"]
     scenario = Scenario(

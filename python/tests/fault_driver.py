@@ -18,7 +18,6 @@ from datetime import datetime
 from typing import Any
 
 from late_data.dbt_project import DbtProject
-from late_data.demo import reset_schemas
 from late_data.environment import prepare_environment
 from late_data.generator import Scenario
 from late_data.oracle import compare, compare_window_means
@@ -232,7 +231,7 @@ def main(plan: dict[str, Any]) -> None:
     project = DbtProject(prepare_environment(), TEST_VARS, callbacks=[killer])
     spark = project.spark
     if plan.get("fed_until") is None:
-        reset_schemas(project)
+        project.reset_warehouse()
         spark.sql(f"drop schema if exists {WITNESS_SCHEMA} cascade")
         spark.sql(f"create schema {WITNESS_SCHEMA}")
         spark.sql(

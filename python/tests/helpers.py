@@ -11,7 +11,6 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from late_data.dbt_project import DbtProject
-from late_data.demo import reset_schemas
 from late_data.oracle import WindowSettings
 from late_data.pipeline import RunReport, run_pipeline, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
@@ -62,7 +61,7 @@ class Pipeline:
         self.spark = project.spark
         self.pipeline_tag = pipeline_tag
         self.runs = 0
-        reset_schemas(project)
+        project.reset_warehouse()
         project.use_vars(project_vars)
         self.raw_tables = ensure_raw_tables(self.spark, project.raw_schema(), project.environment.table_format)
         self.raw_table = self.raw_tables["water_level_readings"]

@@ -5,7 +5,7 @@
 
 {% macro late_data_run_audit_columns() %}
     {#- The audit's columns, in order. A column added here is added to an existing audit table by
-        late_data_create_run_audit, so an upgrade keeps the audit's past rows. -#}
+        late_data_prepare_run_audit, so an upgrade keeps the audit's past rows. -#}
     {{- return([
         ('invocation_id', 'string'),
         ('model', 'string'),
@@ -25,32 +25,45 @@
         ('outcome', 'string'),
         ('recorded_at', 'timestamp'),
         ('rows_quarantined', 'bigint'),
+        ('recovered_from', 'timestamp'),
     ]) -}}
 {% endmacro %}
 
 
-{% macro late_data_create_run_audit() %}
-    {#- For on-run-start: the audit table every late-data model run appends to, created when dbt's
-        relation cache does not know it, given the columns it lacks (an upgrade) otherwise. -#}
+{% macro late_data_prepare_run_audit() %}
+    {#- For on-run-start: the audit table every late-data model run appends to, created when missing
+        and given the columns it lacks (an upgrade keeps the audit's past rows), checked once per
+        process (late_data_process_state). -#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- set state = late_data_process_state() -%}
+    {%- if state.get('audit_ready') -%}{{ return('') }}{%- endif -%}
     {%- set audit = late_data_run_audit_relation() -%}
     {%- set columns = late_data_run_audit_columns() -%}
     {#- The target schema may not exist yet: a first command may be dbt test (unit tests) or docs generate. -#}
-    {%- do adapter.create_schema(audit) -%}
-    {%- if adapter.get_relation(database=none, schema=target.schema, identifier=audit.identifier) is not none -%}
-        {%- set present = adapter.get_columns_in_relation(audit) | map(attribute='name') | map('lower') | list -%}
+    {%- if not late_data_relation_exists(audit) -%}
+        {%- do adapter.create_schema(audit) -%}
+        {%- call statement('create_run_audit') -%}
+            create table if not exists {{ audit }} (
+            {%- for name, type in columns %}
+                {{ name }} {{ type }}{{ ',' if not loop.last }}
+            {%- endfor %}
+            )
+            using {{ env_var('LATE_DATA_TABLE_FORMAT', 'iceberg') }}
+        {%- endcall -%}
+        {%- do late_data_forget_relation(audit) -%}
+    {%- else -%}
+        {%- set present = late_data_known_columns(audit) | map(attribute=0) | list -%}
         {%- set missing = [] -%}
         {%- for name, type in columns if name not in present -%}
             {%- do missing.append(name ~ ' ' ~ type) -%}
         {%- endfor -%}
-        {{- return('alter table ' ~ audit ~ ' add columns (' ~ missing | join(', ') ~ ')' if missing else '') -}}
+        {%- if missing -%}
+            {%- do adapter.execute('alter table ' ~ audit ~ ' add columns (' ~ missing | join(', ') ~ ')') -%}
+            {%- do late_data_forget_relation(audit) -%}
+        {%- endif -%}
     {%- endif -%}
-    create table if not exists {{ audit }} (
-    {%- for name, type in columns %}
-        {{ name }} {{ type }}{{ ',' if not loop.last }}
-    {%- endfor %}
-    )
-    using {{ env_var('LATE_DATA_TABLE_FORMAT', 'iceberg') }}
+    {%- do state.update({'audit_ready': true}) -%}
+    {{- return('') -}}
 {% endmacro %}
 
 
@@ -67,20 +80,16 @@
 {% endmacro %}
 
 
-{% macro late_data_record_started() %}
-    {#- For on-run-start, after the audit exists: refuses a run time that goes back in time, then
-        records one `started` row per late-data node this invocation builds, before anything is
-        written, so a run that is killed shows in the audit as started without an outcome. -#}
+{% macro late_data_check_run_time() %}
+    {#- For on-run-start, after the audit exists: refuses a run time that goes back in time before
+        anything is written (late_data_check_run_time_moves_forward), and reads the audit's last
+        runs for the whole invocation on the way (one query). -#}
     {%- if not execute or flags.WHICH not in ('run', 'build', 'snapshot') -%}{{ return('') }}{%- endif -%}
     {%- set nodes = late_data_selected_nodes() -%}
-    {%- if not nodes -%}{{ return('') }}{%- endif -%}
-    {%- do late_data_check_run_time_moves_forward(nodes) -%}
-    {%- set rows = [] -%}
-    {%- for node in nodes -%}
-        {%- do rows.append(late_data_audit_row(node, outcome='started')) -%}
-    {%- endfor -%}
-    insert into {{ late_data_run_audit_relation() }}
-    {{ rows | join('\nunion all\n') }}
+    {%- if nodes -%}
+        {%- do late_data_check_run_time_moves_forward(nodes) -%}
+    {%- endif -%}
+    {{- return('') -}}
 {% endmacro %}
 
 
@@ -109,10 +118,12 @@
     {#- Per model, from the audit as it stood when this invocation began (it is appended on-run-end):
         {model: {'run_time': the last successful scheduled, reconcile or full-refresh run (what the
         model's stored state reflects; backfills only touch old partitions, held runs write
-        nothing), 'any_run_time': the last
-        successful run of any kind, 'series_buckets': the bucket count of its last run}}. One query
-        per invocation; none before the audit exists (commands that run no hooks, such as docs
-        generate, on a new warehouse). -#}
+        nothing), 'any_run_time': the last successful run of any kind, 'series_buckets': the
+        bucket count of its last run, 'written_until': for a result table selected in this
+        invocation, the latest run time any run wrote into it (its rows' written_at)}}. One query
+        per invocation, which reads the result tables' written_at from their file statistics;
+        none before the audit exists (commands that run no hooks, such as docs generate, on a new
+        warehouse). -#}
     {%- if not execute -%}{{ return({}) }}{%- endif -%}
     {%- set state = late_data_invocation_state() -%}
     {%- if 'last_runs' not in state and not late_data_relation_exists(late_data_run_audit_relation()) -%}
@@ -124,14 +135,30 @@
                 model,
                 max(if(run_kind not in ('backfill', 'held'), run_time, null)) as run_time,
                 max(run_time) as any_run_time,
-                max_by(series_buckets, run_time) as series_buckets
+                max_by(series_buckets, run_time) as series_buckets,
+                cast(null as timestamp) as written_until
             from {{ late_data_run_audit_relation() }}
             where outcome = 'success'
             group by model
+            {%- for result in late_data_written_results() %}
+            union all
+            select
+                {{ late_data_string_literal(result.identifier) }},
+                null,
+                null,
+                null,
+                max(written_at)
+            from {{ result }}
+            {%- endfor %}
         {%- endset -%}
         {%- set last_runs = {} -%}
         {%- for row in run_query(query).rows -%}
-            {%- do last_runs.update({row[0]: {'run_time': row[1], 'any_run_time': row[2], 'series_buckets': row[3]}}) -%}
+            {%- set entry = last_runs.setdefault(row[0], {}) -%}
+            {%- if row[4] is none -%}
+                {%- do entry.update({'run_time': row[1], 'any_run_time': row[2], 'series_buckets': row[3]}) -%}
+            {%- else -%}
+                {%- do entry.update({'written_until': row[4]}) -%}
+            {%- endif -%}
         {%- endfor -%}
         {%- do state.update({'last_runs': last_runs}) -%}
     {%- endif -%}
@@ -139,34 +166,37 @@
 {% endmacro %}
 
 
+{% macro late_data_written_results() %}
+    {#- The result tables (role `windows`) this invocation builds that exist and carry written_at (a
+        table built by an earlier version lacks it; its model refuses to write until rebuilt). -#}
+    {%- set tables = [] -%}
+    {%- for node in late_data_selected_nodes() if late_data_node_role(node) == 'windows' and not flags.FULL_REFRESH -%}
+        {%- set relation = api.Relation.create(schema=node.schema, identifier=node.alias, type='table') -%}
+        {%- if late_data_relation_exists(relation) and 'written_at' in late_data_known_columns(relation) | map(attribute=0) -%}
+            {%- do tables.append(relation) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{- return(tables) -}}
+{% endmacro %}
+
+
 {% macro late_data_interrupted_run() %}
-    {#- The run time of an invocation that recorded `started` rows and no outcome after the last
-        outcome the audit holds: a run killed while it wrote (or, on a shared catalog, one still
-        running), or none. One query per invocation, never at parse time. -#}
+    {#- The latest run time written into a result table that no successful run of it recorded in
+        the audit: a run killed after it wrote (or, on a shared catalog, one still running), which
+        the next run must recover; none otherwise. From late_data_last_runs, no query of its own. -#}
     {%- if not execute or flags.WHICH not in ('run', 'build', 'snapshot') or late_data_backfill() -%}{{ return(none) }}{%- endif -%}
     {%- set state = late_data_invocation_state() -%}
     {%- if 'interrupted_run' not in state -%}
-        {%- set query -%}
-            select max(run_time)
-            from {{ late_data_run_audit_relation() }}
-            where invocation_id in (
-                select invocation_id
-                from {{ late_data_run_audit_relation() }}
-                where invocation_id != '{{ invocation_id }}'
-                group by invocation_id
-                having
-                    count_if(outcome != 'started') = 0
-                    and max(recorded_at) > (
-                        select coalesce(max(recorded_at), timestamp'1970-01-01 00:00:00')
-                        from {{ late_data_run_audit_relation() }}
-                        where outcome != 'started'
-                    )
-            )
-        {%- endset -%}
-        {%- set interrupted = run_query(query).columns[0].values()[0] if late_data_relation_exists(late_data_run_audit_relation()) else none -%}
+        {%- set interrupted = [] -%}
+        {%- for model, last in late_data_last_runs().items()
+            if last.get('written_until') is not none
+            and (last.get('any_run_time') is none or last.written_until > last.any_run_time) -%}
+            {%- do interrupted.append(last.written_until) -%}
+        {%- endfor -%}
+        {%- set interrupted = interrupted | max if interrupted else none -%}
         {%- if interrupted is not none -%}
-            {%- do log('late-data: the run at ' ~ interrupted ~ ' was interrupted before it recorded its outcome;'
-                ~ ' this run reconciles (recomputes its checked windows from the versions and repairs them)', info=true) -%}
+            {%- do log('late-data: a run at ' ~ interrupted ~ ' wrote results but was interrupted before it recorded'
+                ~ ' its outcome; this run reconciles (recomputes its checked windows from the versions and repairs them)', info=true) -%}
         {%- endif -%}
         {%- do state.update({'interrupted_run': interrupted}) -%}
     {%- endif -%}
@@ -201,12 +231,28 @@
 {% macro late_data_record_runs(results) %}
     {#- For on-run-end: one audit row per late-data model or snapshot (tag `late_data`) that ran,
         from what each recorded in this invocation (late_data_record_write), in one insert, so one
-        table commit per invocation. Only commands that build (run, build, snapshot) are recorded. -#}
+        table commit per invocation. Only commands that build (run, build, snapshot) are recorded.
+        What this process knows of the warehouse's relations stays only when every node that ran
+        was a late-data write, which creates and drops none. -#}
     {%- if not execute or flags.WHICH not in ('run', 'build', 'snapshot') -%}{{ return('') }}{%- endif -%}
     {%- set audit_rows = [] -%}
-    {%- for result in results if result.node.resource_type in ('model', 'snapshot') and 'late_data' in result.node.tags
-        and result.node.config.materialized != 'ephemeral' -%}
-        {%- do audit_rows.append(late_data_audit_row(result.node, result=result)) -%}
+    {%- set relations_changed = [] -%}
+    {%- for result in results -%}
+        {%- set node = result.node -%}
+        {%- set target = api.Relation.create(schema=node.schema, identifier=node.alias, type='table') -%}
+        {%- if node.resource_type in ('model', 'snapshot', 'seed') and not (late_data_written(target) or {}).get('lean') -%}
+            {%- do relations_changed.append(node.unique_id) -%}
+        {%- endif -%}
+        {%- if node.resource_type in ('model', 'snapshot') and 'late_data' in node.tags and node.config.materialized != 'ephemeral' -%}
+            {%- do audit_rows.append(late_data_audit_row(node, result)) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if relations_changed -%}
+        {%- do late_data_process_state().pop('relations', none) -%}
+    {%- endif -%}
+    {%- set schemas = late_data_process_state().get('schemas') -%}
+    {%- for result in results if schemas is not none and (result.node.schema,) not in schemas -%}
+        {%- do schemas.append((result.node.schema,)) -%}
     {%- endfor -%}
     {%- if audit_rows -%}
         {%- call statement('record_runs', fetch_result=false) -%}
@@ -217,13 +263,13 @@
 {% endmacro %}
 
 
-{% macro late_data_audit_row(node, result=none, outcome=none) %}
-    {#- A select of one audit row for a late-data `node`: from its run `result` and what it recorded
-        in this invocation (late_data_record_write), or, before it runs, with `outcome` (started). -#}
+{% macro late_data_audit_row(node, result) %}
+    {#- A select of one audit row for a late-data `node`, from its run `result` and what it recorded
+        in this invocation (late_data_record_write). -#}
     {%- set target = api.Relation.create(schema=node.schema, identifier=node.alias, type='table') -%}
     {%- set role = late_data_node_role(node) -%}
-    {%- set written = (late_data_written(target) or {}) if result else {} -%}
-    {%- set succeeded = result is not none and result.status == 'success' -%}
+    {%- set written = late_data_written(target) or {} -%}
+    {%- set succeeded = result.status == 'success' -%}
     {%- set partitions = [] -%}
     {%- for partition in written.get('partitions', []) -%}
         {%- do partitions.append('named_struct(\'partition_start\', ' ~ late_data_timestamp_literal(partition[0]) ~ ', \'series_bucket\', ' ~ partition[1] ~ ')') -%}
@@ -237,6 +283,7 @@
         {#- A rebuilt versions table: what it holds is what this run quarantined. -#}
         {%- set quarantined = run_query('select count_if(quarantine_reason is not null) from ' ~ target).columns[0].values()[0] -%}
     {%- endif -%}
+    {%- set recovered_from = late_data_interrupted_run() -%}
     {%- set row -%}
         select
             '{{ invocation_id }}',
@@ -253,10 +300,11 @@
             {{ ('array(' ~ partitions | join(', ') ~ ')') if succeeded and partitions else ('cast(array() as array<struct<partition_start: timestamp, series_bucket: int>>)' if succeeded else 'null') }},
             {{ ('array(' ~ vanished | join(', ') ~ ')') if succeeded and vanished else ('cast(array() as array<string>)' if succeeded else 'null') }},
             {{ written.get('rows_written', 'null') if succeeded else 'null' }},
-            {{ result.execution_time if result else 'null' }},
-            {{ late_data_string_literal(late_data_outcome(result) if result else outcome) }},
+            {{ result.execution_time }},
+            {{ late_data_string_literal(late_data_outcome(result)) }},
             current_timestamp(),
-            {{ quarantined if succeeded and quarantined is not none else 'null' }}
+            {{ quarantined if succeeded and quarantined is not none else 'null' }},
+            {{ late_data_timestamp_literal(recovered_from) if recovered_from is not none else 'null' }}
     {%- endset -%}
     {{- return(row) -}}
 {% endmacro %}

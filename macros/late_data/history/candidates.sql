@@ -15,7 +15,7 @@
 {% macro late_data_history_plan(result_relation=none) %}
     {#- How a late-data history snapshot ({{ this }}) brings itself up to date with its result model,
         worked out once per run (the staging reads it again), as {scope, since, catching_up,
-        vanished, checked_from}:
+        vanished, partitions}:
         - 'since': the windows whose published numbers or status changed after the history's last
           run (`since`), and the windows that vanished since: `vanished`, those this invocation's
           run of the result model found, and when `catching_up` (the history missed a run of the
@@ -23,26 +23,28 @@
         - 'all': the history is new or its last run unknown, or the result was rebuilt in this
           invocation: every window;
         - 'none': the result model did not run since the history's last run.
+        `partitions`: the (time partition, series bucket) pairs the result model rewrote in this
+        invocation, where every change of a 'since' run that is not catching up lies; none otherwise.
         A failed snapshot loses nothing: the result model holds its next run until the history has
         recorded what it published (late_data_histories_behind). -#}
     {%- set state = late_data_invocation_state() -%}
     {%- set key = 'history_plan:' ~ this.identifier -%}
     {%- if key in state or result_relation is none -%}
-        {{- return(state.get(key, {'scope': 'all', 'since': none, 'catching_up': false, 'vanished': [], 'checked_from': none})) -}}
+        {{- return(state.get(key, {'scope': 'all', 'since': none, 'catching_up': false, 'vanished': [], 'partitions': none})) -}}
     {%- endif -%}
     {%- set written = late_data_written(result_relation) if execute else none -%}
     {%- set history_last = late_data_last_run(this).get('any_run_time') if execute else none -%}
     {%- set result_last = late_data_last_run(result_relation).get('any_run_time') if execute else none -%}
     {%- set catching_up = history_last is not none and result_last is not none and history_last < result_last -%}
     {%- if not execute or history_last is none or not late_data_relation_exists(this) or (written and written.mode == 'rebuild') -%}
-        {%- set plan = {'scope': 'all', 'since': history_last, 'catching_up': history_last is not none, 'vanished': [], 'checked_from': none} -%}
+        {%- set plan = {'scope': 'all', 'since': history_last, 'catching_up': history_last is not none, 'vanished': [], 'partitions': none} -%}
     {%- elif written is none and not catching_up -%}
-        {%- set plan = {'scope': 'none', 'since': history_last, 'catching_up': false, 'vanished': [], 'checked_from': none} -%}
+        {%- set plan = {'scope': 'none', 'since': history_last, 'catching_up': false, 'vanished': [], 'partitions': none} -%}
     {%- else -%}
         {%- set plan = {
             'scope': 'since', 'since': history_last, 'catching_up': catching_up,
             'vanished': (written or {}).get('vanished', []),
-            'checked_from': none if catching_up else (written or {}).get('checked_from'),
+            'partitions': none if catching_up else (written or {}).get('partitions', []),
         } -%}
     {%- endif -%}
     {%- if execute -%}{%- do state.update({key: plan}) -%}{%- endif -%}

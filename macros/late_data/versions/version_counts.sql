@@ -150,9 +150,8 @@
         invocation: {mode (the result model's,
         late_data_run_mode), counted_run_time (the previous run its counted_before refers to),
         arrived_since (only events with a version arrived after it; none: no such restriction),
-        lookup (SQL predicate), checked (the recomputed range, or none)}. Recorded for the models
-        that read the counts (late_data_check_version_counts). A unit test (fixed input rows; it
-        has no audit nor stored state to read) gets a rebuild's plan. -#}
+        lookup (SQL predicate), checked (the recomputed range, or none)}. A unit test (fixed input
+        rows; it has no audit nor stored state to read) gets a rebuild's plan. -#}
     {%- if model.resource_type == 'unit_test' -%}
         {{- return({'mode': 'rebuild', 'counted_run_time': none, 'arrived_since': none, 'lookup': 'true', 'checked': none}) -}}
     {%- endif -%}
@@ -190,43 +189,7 @@
             'checked': {'lower': late_data_floor_to_partition(horizon), 'upper': none},
         } -%}
     {%- endif -%}
-    {%- if execute -%}
-        {#- covered_since: every version that arrived after it is in the counts (none: every version). -#}
-        {%- set covered_since = none if plan.lookup == 'true' else (plan.arrived_since or plan.checked.lower) -%}
-        {%- do late_data_record_write(this, {
-            'mode': plan.mode, 'counted_for': counted_for, 'counted_run_time': plan.counted_run_time,
-            'covered_since': covered_since,
-        }) -%}
-    {%- endif -%}
     {{- return(plan) -}}
-{% endmacro %}
-
-
-{% macro late_data_check_version_counts(version_counts, result=none, listing=false) %}
-    {#- A model that reads a version-counts model, for the model stored in `result` (default: the
-        model being built), must run in the same invocation, after it, and the counts must have
-        been worked out for that model's state: otherwise they are stale or partial and the run
-        fails, saying what to build. -#}
-    {%- set result = result or this -%}
-    {%- if not execute or flags.WHICH not in ('run', 'build') -%}{{ return('') }}{%- endif -%}
-    {%- set counts = late_data_written(version_counts) -%}
-    {%- set problem = none -%}
-    {%- if counts is none -%}
-        {%- set problem = 'was not built in this invocation' -%}
-    {%- elif listing -%}
-        {%- set since = late_data_listing_since(result) -%}
-        {%- if counts.covered_since is not none and (since is none or since < counts.covered_since) -%}
-            {%- set problem = 'holds the arrivals since ' ~ counts.covered_since ~ ', not since ' ~ since -%}
-        {%- endif -%}
-    {%- elif counts.counted_for != result.identifier or counts.counted_run_time != late_data_run_mode(result).previous_run_time -%}
-        {%- set problem = 'was worked out for another run of ' ~ counts.counted_for -%}
-    {%- endif -%}
-    {%- if problem -%}
-        {%- do exceptions.raise_compiler_error(
-            version_counts.identifier ~ " " ~ problem ~ ": build it with " ~ result.identifier
-            ~ " in one invocation, e.g. dbt build --select +" ~ result.identifier
-        ) -%}
-    {%- endif -%}
 {% endmacro %}
 
 

@@ -3,7 +3,7 @@
         `window_checksums` (a late_data_window_checksums select with the same `checksums`) and what
         `result` stores (the fresh-versus-stored comparison), with the window's status
         (is_final), computed_at and invocation_id (the run that last changed its published numbers
-        or status):
+        or status) and written_at (the run that last wrote its partition):
         - first build or --full-refresh: every window;
         - scheduled run: every window of the partitions (time partition and series bucket) where a
           window changed or became final since the previous run, its stored checksums plus what
@@ -42,7 +42,8 @@
         *,
         final_at <= {{ late_data_run_time() }} as is_final,
         {{ late_data_run_time() }} as computed_at,
-        '{{ invocation_id }}' as invocation_id
+        '{{ invocation_id }}' as invocation_id,
+        {{ late_data_run_time() }} as written_at
     from {{ window_checksums }}
     where {{ count_column }} > 0
     {%- elif run_mode.mode == 'delta' %}
@@ -250,6 +251,9 @@
         window_change,
         if(window_change = 'published', {{ run_time }}, stored_computed_at) as computed_at,
         if(window_change = 'published', '{{ invocation_id }}', stored_invocation_id) as invocation_id,
+        -- Every row of a rewritten partition: what the next run compares with the audit to find a
+        -- run that wrote and was interrupted before it recorded its outcome.
+        {{ run_time }} as written_at,
         {{ 'window_repaired' if repaired else 'false' }} as window_repaired
     from (
         select
