@@ -47,27 +47,35 @@
 
 
 {% macro late_data_is_history() %}
-    {#- Whether the node being built is a late-data history snapshot (tag `late_data_history`). Such
-        a snapshot is refused when configured with a snapshot setting these overrides do not
-        implement, rather than have the setting silently ignored. -#}
+    {#- Whether the node being built is a late-data history snapshot (tag `late_data_history`),
+        checked to be configured as these overrides need (late_data_check_history_config). -#}
     {%- if model is not defined or model.resource_type != 'snapshot' or 'late_data_history' not in model.tags -%}
         {{- return(false) -}}
     {%- endif -%}
+    {%- set columns_renamed = (config.get('snapshot_table_column_names') or get_snapshot_table_column_names())
+        != get_snapshot_table_column_names() -%}
+    {%- do late_data_check_history_config(model.name, config.get, columns_renamed) -%}
+    {{- return(true) -}}
+{% endmacro %}
+
+
+{% macro late_data_check_history_config(name, setting, columns_renamed) %}
+    {#- A late-data history configured with a snapshot setting these overrides do not implement is
+        refused, naming the setting, rather than have it silently ignored. `setting(name)` reads
+        the snapshot's config (config.get while it is built; node.config.get from on-run-start);
+        `columns_renamed`: snapshot_meta_column_names renames a column. -#}
     {%- set expected = {'strategy': 'check', 'unique_key': 'window_key', 'hard_deletes': 'invalidate'} -%}
-    {%- for setting, value in expected.items() if config.get(setting) != value -%}
+    {%- for key, value in expected.items() if setting(key) != value -%}
         {%- do exceptions.raise_compiler_error(
-            "late-data history " ~ model.name ~ ": snapshot setting " ~ setting ~ "=" ~ config.get(setting)
+            "late-data history " ~ name ~ ": snapshot setting " ~ key ~ "=" ~ setting(key)
             ~ " is not supported; it must be " ~ value
         ) -%}
     {%- endfor -%}
-    {%- set columns_renamed = (config.get('snapshot_table_column_names') or get_snapshot_table_column_names())
-        != get_snapshot_table_column_names() -%}
-    {%- for setting in ['dbt_valid_to_current', 'updated_at', 'snapshot_meta_column_names']
-        if (columns_renamed if setting == 'snapshot_meta_column_names' else config.get(setting)) -%}
+    {%- for key in ['dbt_valid_to_current', 'updated_at', 'snapshot_meta_column_names']
+        if (columns_renamed if key == 'snapshot_meta_column_names' else setting(key)) -%}
         {%- do exceptions.raise_compiler_error(
-            "late-data history " ~ model.name ~ ": snapshot setting " ~ setting ~ " is not supported: open versions"
+            "late-data history " ~ name ~ ": snapshot setting " ~ key ~ " is not supported: open versions"
             ~ " have dbt_valid_to null and is_current_version true, stamped with the run times"
         ) -%}
     {%- endfor -%}
-    {{- return(true) -}}
 {% endmacro %}

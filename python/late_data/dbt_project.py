@@ -278,16 +278,19 @@ def read_from(path: Any, offset: int) -> str:
 
 
 class NodeErrors:
-    """A dbt callback keeping the error message dbt reports for each node (RunResultError events).
-    A failed ephemeral model has no run result of its own: its error shows only there, and the
-    model that refs it is marked skipped with a message naming it."""
+    """A dbt callback keeping the error dbt reports for each node (RunResultError events, and the
+    exception of a node that failed while it compiled, CatchableExceptionOnRun). A failed ephemeral
+    model has no run result of its own: its error shows only there, and the model that refs it is
+    marked skipped with a message naming it (or naming the ephemeral in between)."""
 
     def __init__(self) -> None:
         self.by_node: dict[str, str] = {}
 
     def __call__(self, event: Any) -> None:
-        if event.info.name == "RunResultError":
-            self.by_node[event.data.node_info.unique_id] = event.data.msg
+        name = event.info.name
+        if name in ("RunResultError", "CatchableExceptionOnRun") and event.data.node_info.unique_id:
+            message = event.data.msg if name == "RunResultError" else event.data.exc
+            self.by_node.setdefault(event.data.node_info.unique_id, message)
 
 
 def describe_failure(
@@ -310,8 +313,10 @@ def describe_failure(
         if status in ("error", "fail"):
             messages.append(f"{unique_id}: {message or 'failed without a message'}")
         elif status == "skipped" and message:
-            # dbt gives a skip a message only for an ephemeral's failure, ending with its unique_id.
-            cause = (node_errors or {}).get(message.rsplit(" ", 1)[-1])
+            # dbt gives a skip a message only for an ephemeral's failure, ending with its unique_id;
+            # the error itself may be an ephemeral that one reads (all of them are named then).
+            errors = {node: error for node, error in (node_errors or {}).items() if error != message}
+            cause = errors.get(message.rsplit(" ", 1)[-1]) or "; ".join(errors.values())
             messages.append(f"{unique_id}: {message}" + (f"; {cause}" if cause else ""))
     described = "; ".join(messages) or "see the dbt log in LATE_DATA_HOME/logs"
     if any(sign in text for sign in METASTORE_UNAVAILABLE for text in (described, log_text)):

@@ -23,7 +23,7 @@ from late_data.generator import Scenario
 from late_data.oracle import compare, compare_window_means
 from late_data.pipeline import run_pipeline, scenario_feed, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
-from late_data.status import audited_run_times, read_status
+from late_data.status import last_successful_run_time, read_status
 from late_data.timeutil import format_timestamp, parse_timestamp
 from tests.helpers import TEST_SETTINGS, TEST_VARS, WINDOW_MEANS_COLUMNS
 
@@ -64,14 +64,10 @@ KILL_POINTS: dict[str, tuple[Any, float]] = {
     "model_write": (lambda m: node_id(m) == RESULT_MODEL and "insert overwrite" in statement(m), 0.0),
     # (b) The result model's node has finished (its table committed); the history snapshot not started.
     "after_model": (lambda m: m.info.name == "NodeFinished" and node_id(m) == RESULT_MODEL, 0.0),
-    # (c) While the history snapshot's merge runs.
-    "history_merge": (lambda m: "merge into" in statement(m) and HISTORY in statement(m), 1.0),
+    # (c) While the history snapshot's merge runs (0.2 s after it starts: it takes longer).
+    "history_merge": (lambda m: "merge into" in statement(m) and HISTORY in statement(m), 0.2),
     # (d) The on-run-end audit insert: every table of the run committed, the audit rows not.
-    # (The on-run-start insert of the `started` rows comes first and is not this point.)
-    "audit_insert": (
-        lambda m: "insert into" in statement(m) and AUDIT in statement(m) and "'started'" not in statement(m),
-        0.0,
-    ),
+    "audit_insert": (lambda m: "insert into" in statement(m) and AUDIT in statement(m), 0.0),
 }
 
 
@@ -202,7 +198,7 @@ def history_checks(project: DbtProject) -> dict[str, Any]:
 
 def check(project: DbtProject, raw_table: str, run_time: datetime, killed_invocations: list[str]) -> dict[str, Any]:
     """The result table against the oracle as of `run_time`, the history against every published
-    state, and what the audit says of the killed invocations."""
+    state, what the audit says of the killed invocations, and what `late-data status` says."""
     oracle = compare_window_means(
         project.spark, raw_table, f"{project.target_schema()}.water_level_window_means", run_time, TEST_SETTINGS
     )
@@ -213,10 +209,18 @@ def check(project: DbtProject, raw_table: str, run_time: datetime, killed_invoca
         "examples": [row.asDict() for row in oracle.examples],
         "history": history_checks(project),
         "audit_of_killed": audit_rows(project, killed_invocations),
-        # The product's own view of the audit (late-data status), not a second query of it.
-        "interrupted_invocations": [
-            run["invocation_id"] for run in read_status(project, interrupted_limit=100).interrupted
+        # The product's own view (late-data status), not a second query of the tables.
+        **status_of_interruptions(project),
+    }
+
+
+def status_of_interruptions(project: DbtProject) -> dict[str, Any]:
+    status = read_status(project)
+    return {
+        "interrupted_writes": [
+            {"model": run["model"], "written_until": run["written_until"]} for run in status.interrupted
         ],
+        "last_recovered_from": status.last_recovery["recovered_from"] if status.last_recovery else None,
     }
 
 
@@ -267,13 +271,13 @@ def main(plan: dict[str, Any]) -> None:
             continue
         if step.get("recover"):
             # What a restarted scheduler does (run_simulated): resume at the first run time after
-            # the last successful run in the audit, which is the interrupted one. The audit's
-            # `started` rows show it interrupted, and the models turn it into a reconciliation.
+            # the last successful run in the audit, which is the interrupted one. When the killed
+            # run wrote its result table, the table's written_at is ahead of the audit: status
+            # shows it, and the models turn the resumed run into a reconciliation.
             recovered = parse_time(plan["left_by"])
-            succeeded = audited_run_times(project).succeeded
+            succeeded = last_successful_run_time(project)
             assert succeeded is not None and succeeded < recovered, (succeeded, recovered)
-            interrupted = read_status(project).interrupted
-            emit({"interrupted_run_time": interrupted[0]["run_time"] if interrupted else None})
+            emit({"before_recovery": status_of_interruptions(project)})
             last_run_time, kill = recovered, None
         else:
             last_run_time, kill = parse_time(step["run_time"]), step.get("kill")

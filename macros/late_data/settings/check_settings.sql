@@ -28,6 +28,11 @@
         {%- endif -%}
         {%- do late_data_late_window_seconds([source_table]) -%}
     {%- endfor -%}
+    {%- for node in graph.nodes.values()
+        if node.resource_type == 'snapshot' and 'late_data_history' in node.tags and node.unique_id in selected_resources -%}
+        {%- set renamed = (node.config.get('snapshot_meta_column_names') or {}).values() | select | list -%}
+        {%- do late_data_check_history_config(node.name, node.config.get, renamed | length > 0) -%}
+    {%- endfor -%}
     {%- do late_data_target_share() -%}
     {%- do late_data_run_time_value() -%}
     {%- do late_data_backfill() -%}
