@@ -60,8 +60,8 @@ def node_id(message: Any) -> str:
 # Kill points: (does this dbt event mark it, seconds to wait before the kill). A delay lets the
 # statement start, so the kill lands while Spark executes it rather than before.
 KILL_POINTS: dict[str, tuple[Any, float]] = {
-    # (a) Inside the result model: its partitions are staged, its insert overwrite about to run.
-    "model_write": (lambda m: node_id(m) == RESULT_MODEL and "insert overwrite" in statement(m), 0.0),
+    # (a) Inside the result model: its rows are staged, the write of its partitions about to run.
+    "model_write": (lambda m: node_id(m) == RESULT_MODEL and "replace where" in statement(m), 0.0),
     # (b) The result model's node has finished (its table committed); the history snapshot not started.
     "after_model": (lambda m: m.info.name == "NodeFinished" and node_id(m) == RESULT_MODEL, 0.0),
     # (c) While the history snapshot's merge runs (0.2 s after it starts: it takes longer).

@@ -20,8 +20,8 @@
           run (`since`), and the windows that vanished since: `vanished`, those this invocation's
           run of the result model found, and when `catching_up` (the history missed a run of the
           result model: its snapshot failed or was not selected) those the audit records;
-        - 'all': the history is new or its last run unknown, or the result was rebuilt in this
-          invocation: every window;
+        - 'all': the history is new or its last run unknown, the result was rebuilt in this
+          invocation, or this invocation recovers an interrupted run: every window;
         - 'none': the result model did not run since the history's last run.
         `partitions`: the (time partition, series bucket) pairs the result model rewrote in this
         invocation, where every change of a 'since' run that is not catching up lies; none otherwise.
@@ -36,7 +36,12 @@
     {%- set history_last = late_data_last_run(this).get('any_run_time') if execute else none -%}
     {%- set result_last = late_data_last_run(result_relation).get('any_run_time') if execute else none -%}
     {%- set catching_up = history_last is not none and result_last is not none and history_last < result_last -%}
-    {%- if not execute or history_last is none or not late_data_relation_exists(this) or (written and written.mode == 'rebuild') -%}
+    {#- A run that recovers an interrupted one compares every window: the interrupted run's writes
+        (published windows, and windows it found vanished, which no audit row lists) are in the
+        result table but were never recorded here. -#}
+    {%- set recovering = execute and late_data_interrupted_run() is not none -%}
+    {%- if not execute or history_last is none or not late_data_relation_exists(this) or recovering
+        or (written and written.mode == 'rebuild') -%}
         {%- set plan = {'scope': 'all', 'since': history_last, 'catching_up': history_last is not none, 'vanished': [], 'partitions': none} -%}
     {%- elif written is none and not catching_up -%}
         {%- set plan = {'scope': 'none', 'since': history_last, 'catching_up': false, 'vanished': [], 'partitions': none} -%}
