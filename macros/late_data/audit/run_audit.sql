@@ -120,16 +120,18 @@
         model's stored state reflects; backfills only touch old partitions, held runs write
         nothing), 'any_run_time': the last successful run of any kind, 'series_buckets': the
         bucket count of its last run, 'written_until': for a result table selected in this
-        invocation, the latest run time any run wrote into it (its rows' written_at)}}. One query
-        per invocation, which reads the result tables' written_at from their file statistics;
-        none before the audit exists (commands that run no hooks, such as docs generate, on a new
-        warehouse). -#}
+        invocation, the latest run time a run wrote into it (its rows' written_at)}}. Read once
+        per invocation, with the result tables' written_at in the same query on Iceberg (file
+        statistics answer it); none before the audit exists (commands that run no hooks, such as
+        docs generate, on a new warehouse). -#}
     {%- if not execute -%}{{ return({}) }}{%- endif -%}
     {%- set state = late_data_invocation_state() -%}
     {%- if 'last_runs' not in state and not late_data_relation_exists(late_data_run_audit_relation()) -%}
         {%- do state.update({'last_runs': {}}) -%}
     {%- endif -%}
     {%- if 'last_runs' not in state -%}
+        {%- set results = late_data_written_results() -%}
+        {%- set on_iceberg = env_var('LATE_DATA_TABLE_FORMAT', 'iceberg') == 'iceberg' -%}
         {%- set query -%}
             select
                 model,
@@ -140,29 +142,53 @@
             from {{ late_data_run_audit_relation() }}
             where outcome = 'success'
             group by model
-            {%- for result in late_data_written_results() %}
+            {%- for select in (late_data_written_until(results) if on_iceberg else []) %}
             union all
-            select
-                {{ late_data_string_literal(result.identifier) }},
-                null,
-                null,
-                null,
-                max(written_at)
-            from {{ result }}
+            {{ select }}
             {%- endfor %}
         {%- endset -%}
         {%- set last_runs = {} -%}
-        {%- for row in run_query(query).rows -%}
-            {%- set entry = last_runs.setdefault(row[0], {}) -%}
-            {%- if row[4] is none -%}
-                {%- do entry.update({'run_time': row[1], 'any_run_time': row[2], 'series_buckets': row[3]}) -%}
-            {%- else -%}
-                {%- do entry.update({'written_until': row[4]}) -%}
-            {%- endif -%}
-        {%- endfor -%}
+        {%- do late_data_read_last_runs(run_query(query), last_runs) -%}
+        {%- if results and not on_iceberg -%}
+            {%- do late_data_read_last_runs(run_query(late_data_written_until(results, last_runs) | join('\nunion all\n')), last_runs) -%}
+        {%- endif -%}
         {%- do state.update({'last_runs': last_runs}) -%}
     {%- endif -%}
     {{- return(state['last_runs']) -}}
+{% endmacro %}
+
+
+{% macro late_data_read_last_runs(table, last_runs) %}
+    {%- for row in table.rows -%}
+        {%- set entry = last_runs.setdefault(row[0], {}) -%}
+        {%- if row[4] is none -%}
+            {%- do entry.update({'run_time': row[1], 'any_run_time': row[2], 'series_buckets': row[3]}) -%}
+        {%- else -%}
+            {%- do entry.update({'written_until': row[4]}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+{% endmacro %}
+
+
+{% macro late_data_written_until(results, last_runs=none) %}
+    {#- A select of (model, null, null, null, max(written_at)) per result table. With the audit's
+        `last_runs`, only over the partitions a run after the model's last audited one can have
+        written (from that run's horizon on), so a format whose statistics cannot answer the
+        maximum (Delta keeps timestamps to the millisecond) reads only those. -#}
+    {%- set selects = [] -%}
+    {%- for result in results -%}
+        {%- set last = (last_runs or {}).get(result.identifier, {}).get('any_run_time') -%}
+        {%- set select -%}
+            select {{ late_data_string_literal(result.identifier) }}, null, null, null, max(written_at) from {{ result }}
+            {%- if last is not none %}
+            where partition_start >= {{ late_data_timestamp_literal(late_data_floor_to_partition(last - modules.datetime.timedelta(
+                seconds=late_data_write_delay_seconds() + late_data_window_size_seconds()
+                    + late_data_model_late_window_seconds(late_data_model_node(result).config)))) }}
+            {%- endif %}
+        {%- endset -%}
+        {%- do selects.append(select) -%}
+    {%- endfor -%}
+    {{- return(selects) -}}
 {% endmacro %}
 
 

@@ -1,0 +1,122 @@
+"""What a scheduled run costs, counted (not timed): its statements, from dbt's structured events, and
+its commits, from the table format's own metadata. A run pays for what it writes: one commit per
+table whose content changed, none on a table that did not change, and no statement that describes
+what the process already knows (raw contract, audit columns, relations, schemas) after its first run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from late_data.generator import Scenario
+from late_data.pipeline import scenario_feed
+from late_data_bench.profile import EventRecorder, logged_statements
+from tests.helpers import TEST_VARS, Pipeline
+
+ORIGIN = datetime(2026, 3, 9, 6, 0, 0)
+SCENARIO = Scenario(locations=6, late_share=0.5, max_lateness_seconds=600, late_window_seconds=600)
+VERSIONS = "int_water_level_readings__versions"
+MEANS = "water_level_window_means"
+TOO_LATE = "water_level_too_late_readings"
+HISTORY = "water_level_window_means_history"
+AUDIT = "late_data_run_audit"
+# The budgets. The means invocation (load the arrivals, rewrite the means: what the benchmark times
+# against microbatch) is the run-audit read, the versions' stage, count and append, the means' stage,
+# look and write, and the audit append, with the staged views dropped. The whole run of one pipeline
+# adds the too-late listing's and the history's stage, look and write.
+MEANS_INVOCATION_STATEMENTS = 10
+WHOLE_RUN_STATEMENTS = 18
+# Statements that only describe what a warm process already knows.
+DESCRIBING = ("describe", "show ")
+
+
+def statements(recorder: EventRecorder) -> list[str]:
+    return [statement.sql.lower() for statement in logged_statements(recorder.records())[0]]
+
+
+@pytest.fixture(scope="module")
+def steady(project: Any) -> Iterator[dict[str, Any]]:
+    """A water-level pipeline past its first run (which builds the whole DAG) and one scheduled
+    run, so the process knows the warehouse; then the measured runs."""
+    pipeline = Pipeline(project, TEST_VARS)
+    feed = scenario_feed(project, pipeline.raw_tables, ORIGIN, water_levels=SCENARIO)
+    at = lambda minutes: ORIGIN + timedelta(minutes=minutes, seconds=10)
+    feed(ORIGIN, at(6))
+    pipeline.run(at(6))
+    feed(at(6), at(9))
+    pipeline.run(at(9))
+    yield {"pipeline": pipeline, "feed": feed, "at": at}
+
+
+def measured(pipeline: Pipeline, run: Any) -> tuple[list[str], dict[str, int]]:
+    """The statements of `run` and the commits it made to each late-data table and the audit."""
+    schema = pipeline.project.target_schema()
+    tables = {name: f"{schema}.{name}" for name in (VERSIONS, MEANS, TOO_LATE, HISTORY, AUDIT)}
+    before = {name: pipeline.version_of(table) for name, table in tables.items()}
+    recorder = EventRecorder()
+    pipeline.project.callbacks.append(recorder)
+    try:
+        run()
+    finally:
+        pipeline.project.callbacks.remove(recorder)
+    from late_data.table_history import commits_after
+
+    fmt = pipeline.project.environment.table_format
+    commits = {name: len(commits_after(pipeline.spark, table, fmt, before[name])) for name, table in tables.items()}
+    return statements(recorder), commits
+
+
+def test_a_scheduled_run_commits_once_per_changed_table_within_its_statement_budget(steady: dict[str, Any]) -> None:
+    pipeline, feed, at = steady["pipeline"], steady["feed"], steady["at"]
+    feed(at(9), at(12))
+    sql, commits = measured(pipeline, lambda: pipeline.run(at(12)))
+    report_rows = pipeline.project.query(
+        f"select model, rows_written from {pipeline.project.target_schema()}.{AUDIT}"
+        f" where run_time = timestamp'{at(12):%Y-%m-%d %H:%M:%S}'"
+    )
+    written = {row["model"]: row["rows_written"] for row in report_rows}
+    # Late readings arrived: the versions, the means and their history changed, each in one commit;
+    # the too-late listing got nothing new and was not committed to; the audit got one append.
+    assert written[VERSIONS] > 0 and written[MEANS] > 0 and written[HISTORY] > 0 and written[TOO_LATE] == 0
+    assert commits == {VERSIONS: 1, MEANS: 1, TOO_LATE: 0, HISTORY: 1, AUDIT: 1}, commits
+    assert len(sql) <= WHOLE_RUN_STATEMENTS, "\n".join(sql)
+    assert not [statement for statement in sql if statement.startswith(DESCRIBING)], sql
+
+
+def test_the_means_invocation_stays_within_its_budget(steady: dict[str, Any]) -> None:
+    pipeline, feed, at = steady["pipeline"], steady["feed"], steady["at"]
+    feed(at(12), at(15))
+    sql, commits = measured(
+        pipeline,
+        lambda: pipeline.project.invoke(["run", "--select", VERSIONS, MEANS], {"run_time": f"{at(15):%Y-%m-%d %H:%M:%S}"}),
+    )
+    assert len(sql) <= MEANS_INVOCATION_STATEMENTS, "\n".join(sql)
+    assert commits == {VERSIONS: 1, MEANS: 1, TOO_LATE: 0, HISTORY: 0, AUDIT: 1}, commits
+
+
+def test_a_run_with_nothing_to_write_commits_only_its_audit_row(steady: dict[str, Any]) -> None:
+    pipeline, at = steady["pipeline"], steady["at"]
+    pipeline.run(at(15))  # the history records what the means invocation at this run time published
+    sql, commits = measured(pipeline, lambda: pipeline.run(at(15)))  # the same run time again: nothing new
+    assert commits == {VERSIONS: 0, MEANS: 0, TOO_LATE: 0, HISTORY: 0, AUDIT: 1}, commits
+    assert not [statement for statement in sql if statement.startswith(("insert into analytics.int", "merge"))]
+
+
+def test_a_process_that_knows_nothing_describes_once(steady: dict[str, Any]) -> None:
+    """What plain dbt pays per invocation (it parses and learns the warehouse every time), and a
+    warm process only once: the raw tables' and the audit's columns, the schemas and relations."""
+    pipeline, feed, at = steady["pipeline"], steady["feed"], steady["at"]
+    feed(at(15), at(18))
+    pipeline.project.forget_warehouse_state()
+    cold, _ = measured(pipeline, lambda: pipeline.run(at(18)))
+    feed(at(18), at(21))
+    warm, _ = measured(pipeline, lambda: pipeline.run(at(21)))
+    describing = [statement for statement in cold if statement.startswith(DESCRIBING)]
+    assert {statement.split()[0] for statement in describing} == {"describe", "show"}
+    assert any("raw.water_level_readings" in statement for statement in describing)
+    assert any(AUDIT in statement for statement in describing)
+    assert len(cold) == len(warm) + len(describing), (cold, warm)
+    assert not [statement for statement in warm if statement.startswith(DESCRIBING)]
