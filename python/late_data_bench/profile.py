@@ -22,14 +22,17 @@ from typing import Any
 
 # Statement kinds, by the statement's first SQL text; the first match wins, {0} is the first group.
 STATEMENT_KINDS = (
+    (re.compile(r"cache table (\S+?)__staged_[0-9a-f]+ as"), "compute and stage: {0}"),
+    (re.compile(r"insert into (\S+) replace where"), "write: replace partitions of {0}"),
     (re.compile(r"insert overwrite directory '[^']*/([^/']+)'"), "compute and stage: {0}"),
     (re.compile(r"insert overwrite (?:table )?(\S+)"), "write: insert overwrite {0}"),
     (re.compile(r"merge into (\S+)"), "write: merge into {0}"),
     (re.compile(r"create (?:or replace )?table (?!if not exists)(\S+)"), "write: create table {0}"),
     (re.compile(r"insert into (?:table )?(\S+)"), "write: insert into {0}"),
     (re.compile(r"delete from (\S+)"), "write: delete from {0}"),
-    (re.compile(r"select\s+model,"), "run audit: last runs"),
+    (re.compile(r"select\s+model,|select '\w+', null, null, null, max\(written_at\)"), "run audit: last runs"),
     (re.compile(r"select (?:partition_start|count)"), "staged rows: what to write"),
+    (re.compile(r"drop view if exists \S+__staged_"), "staged rows: freed"),
     (re.compile(r"select min\(ingested_at\)"), "recompute: earliest arrival"),
     (re.compile(r"create (?:or replace )?(?:temporary )?view"), "views: temporary and snapshot staging"),
     (

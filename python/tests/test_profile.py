@@ -67,6 +67,15 @@ def test_kinds_read_the_sql_not_the_query_comment() -> None:
         "catalog and session: describe, show, set, drop"
     )
     assert statement_kind("") == "other statements"
+    staged = "water_level_window_means__staged_0123456789ab"
+    assert statement_kind(f"cache table {staged} as with x as (select 1) select * from x") == (
+        "compute and stage: water_level_window_means"
+    )
+    assert statement_kind(f"select count(*) from {staged}") == "staged rows: what to write"
+    assert statement_kind(f"drop view if exists {staged}") == "staged rows: freed"
+    assert statement_kind("insert into analytics.water_level_window_means replace where (partition_start = 1)") == (
+        "write: replace partitions of analytics.water_level_window_means"
+    )
 
 
 def test_a_json_log_file_reads_the_same(tmp_path: Path) -> None:

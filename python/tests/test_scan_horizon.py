@@ -15,7 +15,15 @@ from late_data.oracle import compare_window_means
 from late_data.pipeline import run_simulated, scenario_feed
 from late_data.raw_tables import Reading, append_readings
 from late_data.table_history import delta_active_files
-from tests.helpers import TEST_SETTINGS, TEST_VARS, WRITE_DELAY_SECONDS, Pipeline, clock, partition_of
+from tests.helpers import (
+    TEST_SETTINGS,
+    TEST_VARS,
+    WINDOW_MEANS_COLUMNS,
+    WRITE_DELAY_SECONDS,
+    Pipeline,
+    clock,
+    partition_of,
+)
 
 ORIGIN = datetime(2026, 3, 4, 6, 0, 0)
 
@@ -146,3 +154,54 @@ def test_partitions_must_nest_windows(pipeline: Pipeline) -> None:
         DbtInvocationError, match="partition_size_seconds=90 must be a multiple of window_size_seconds=60"
     ):
         pipeline.project.invoke(["compile", "--select", "int_water_level_readings__windowed"])
+
+
+def test_the_history_reads_and_writes_only_the_pairs_its_result_rewrote(pipeline: Pipeline, tmp_path: Path) -> None:
+    """A late reading changes one location's window. The result table rewrites that location's
+    (time partition, series bucket); the history's merge is limited to the same pair: every other
+    history file is moved away during the run, which can only succeed if the merge never opens
+    them, and the history's own commit touches that pair only."""
+    at = clock(datetime(2026, 3, 4, 9, 0, 0))
+    locations = ["harbour", "bridge", "quay", "pier", "lock", "weir"]
+    buckets = {location: pipeline.bucket_of(location) for location in locations}
+    late = "harbour"
+    assert len(set(buckets.values())) > 1 and sum(b == buckets[late] for b in buckets.values()) < len(locations)
+    append_readings(
+        pipeline.spark,
+        pipeline.raw_table,
+        [Reading(f"{location}-{minute}", location, at(minute), 1.0, at(minute + 0.2)) for location in locations for minute in (1, 2, 6)],
+    )
+    pipeline.run(at(7))
+    append_readings(pipeline.spark, pipeline.raw_table, [Reading("harbour-late", late, at(1.5), 5.0, at(7.5))])
+    changed = (partition_of(at(1.5)), buckets[late])
+    history = f"{pipeline.project.target_schema()}.water_level_window_means_history"
+    version = pipeline.version_of(history)
+    others = [path for path in history_files(pipeline, history) if path[1] != changed]
+    assert len(others) >= 4, "the history should hold files of other pairs"
+    moved = {source: tmp_path / f"{index}.parquet" for index, (source, _) in enumerate(others)}
+    for source, target in moved.items():
+        shutil.move(source, target)
+    try:
+        report = pipeline.run(at(8))
+    finally:
+        for source, target in moved.items():
+            shutil.move(target, source)
+    assert report.windows_changed == 1
+    touched = pipeline.touched_since(history, version)
+    assert touched and {partition[:2] for partition in touched} == {changed}, touched
+    as_of = sorted(pipeline.history_as_of(at(8)).collect())
+    assert as_of == sorted(pipeline.spark.sql(f"select {WINDOW_MEANS_COLUMNS} from {pipeline.means_table}").collect())
+
+
+def history_files(pipeline: Pipeline, history: str) -> list[tuple[Path, tuple[datetime, int]]]:
+    """Every live data and delete file of a history, with its (time partition, series bucket)."""
+    if pipeline.project.environment.table_format == "delta":
+        return [
+            (local_path(file.path), (file.partition[0], file.partition[1]))
+            for file in delta_active_files(pipeline.spark, history)
+        ]
+    rows = pipeline.spark.sql(
+        f"select file_path, partition.partition_start as time_partition, partition.series_bucket as bucket"
+        f" from {history}.all_files"
+    ).collect()
+    return [(local_path(row["file_path"]), (row["time_partition"], row["bucket"])) for row in rows]

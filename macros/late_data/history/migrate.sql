@@ -1,0 +1,42 @@
+{% macro late_data_migrate_history() %}
+    {#- For `dbt run-operation`: brings every late-data history built by an earlier version of this
+        project to the partitioning its snapshot now declares (time partition, series bucket,
+        is_current_version), keeping every version. Iceberg evolves the partition spec in place
+        (metadata only: files written before keep their layout and are still read correctly);
+        Delta cannot change partition columns in place, so the table is replaced by a copy of
+        itself in one commit (REPLACE TABLE ... AS SELECT: readers see the old or the new table). -#}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- for node in graph.nodes.values() if node.resource_type == 'snapshot' and 'late_data_history' in node.tags -%}
+        {%- set history = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) -%}
+        {%- set wanted = node.config.partition_by -%}
+        {%- set current = late_data_partition_columns(history) if history is not none else wanted -%}
+        {%- if current == wanted -%}
+            {%- do log('late_data_migrate_history: ' ~ node.alias ~ ' needs no migration', info=true) -%}
+        {%- elif env_var('LATE_DATA_TABLE_FORMAT', 'iceberg') == 'iceberg' -%}
+            {#- Keep the common leading fields; drop the rest and add the wanted ones in order. -#}
+            {%- set kept = [] -%}
+            {%- for column in current -%}
+                {%- if kept | length == loop.index0 and wanted[loop.index0:loop.index] == [column] -%}
+                    {%- do kept.append(column) -%}
+                {%- endif -%}
+            {%- endfor -%}
+            {%- for column in current[kept | length:] -%}
+                {%- do adapter.execute('alter table ' ~ history ~ ' drop partition field ' ~ column) -%}
+            {%- endfor -%}
+            {%- for column in wanted[kept | length:] -%}
+                {%- do adapter.execute('alter table ' ~ history ~ ' add partition field ' ~ column) -%}
+            {%- endfor -%}
+            {%- do log('late_data_migrate_history: ' ~ history ~ ' partitioned by ' ~ wanted | join(', ') ~ ' from now on (Iceberg partition evolution)', info=true) -%}
+        {%- else -%}
+            {%- set properties = [] -%}
+            {%- for key, value in late_data_history_table_properties().items() -%}
+                {%- do properties.append(late_data_string_literal(key) ~ ' = ' ~ late_data_string_literal(value)) -%}
+            {%- endfor -%}
+            {%- do adapter.execute(
+                'replace table ' ~ history ~ ' using delta partitioned by (' ~ wanted | join(', ') ~ ') tblproperties ('
+                ~ properties | join(', ') ~ ') as select * from ' ~ history
+            ) -%}
+            {%- do log('late_data_migrate_history: ' ~ history ~ ' rewritten, partitioned by ' ~ wanted | join(', '), info=true) -%}
+        {%- endif -%}
+    {%- endfor -%}
+{% endmacro %}
