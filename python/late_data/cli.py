@@ -314,13 +314,13 @@ def bench_command(args: argparse.Namespace) -> int:
         os.environ["LATE_DATA_TABLE_FORMAT"] = args.table_format
     from late_data_bench.benchmarks import run_bench
 
-    project = open_project()
+    environment = prepare_environment()
     machine = (
         f"Measured {datetime.now(UTC):%Y-%m-%d} on {os.cpu_count()} cores, {memory_gib()} GiB, Spark local[*],"
-        f" {project.environment.table_format.capitalize()} tables."
+        f" {environment.table_format.capitalize()} tables."
     )
     cells = tuple(args.cells) if args.cells else None
-    for path in run_bench(project, args.out, machine, cells, args.runs, quick=args.quick, thrift=args.thrift):
+    for path in run_bench(args.out, machine, cells, args.runs, quick=args.quick, thrift=args.thrift):
         print(f"bench: wrote {path}")
     return 0
 

@@ -3,8 +3,13 @@ side on the same data and run times, and this project's whole scheduled run."""
 
 from __future__ import annotations
 
+import json
 import logging
+import multiprocessing
+import os
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -16,6 +21,7 @@ from typing import Any
 from tqdm import tqdm
 
 from late_data.dbt_project import DbtProject
+from late_data.environment import ProjectEnvironment, prepare_environment
 from late_data.generator import Scenario, generate
 from late_data.pipeline import SCHEDULED_BUILD, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
@@ -39,6 +45,9 @@ STRATEGIES = (OURS, "microbatch", "full_refresh", "floor")
 WHOLE_RUN = "whole_run"
 # The same whole run with dbt on the `thrift` target (`late-data bench --thrift`, cluster up).
 THRIFT_WHOLE_RUN = "thrift_whole_run"
+# The same whole run as plain dbt from cron: `dbt build` in a process of its own each time, which
+# starts a JVM and parses the project (the warm scheduler pays both once).
+PLAIN_DBT_WHOLE_RUN = "plain_dbt_whole_run"
 HISTORY_SNAPSHOT = "history_snapshot"
 # The product's window size, 10-minute partitions; the late window is the cell's.
 BENCH_VARS = {"window_size_seconds": 60, "partition_size_seconds": 600, "late_data_bench": True}
@@ -57,6 +66,8 @@ class BenchCell:
     history_hours: float
     lateness: str
     late_window_hours: float = 1.0
+    # Timed runs of this cell when set (a slow cell runs once; the results say so), else the bench's.
+    runs: int | None = None
 
     @property
     def late_window_seconds(self) -> int:
@@ -104,6 +115,8 @@ class CellMeasurement:
     cell: BenchCell
     results: list[BenchResult]
     profiles: dict[str, RunProfile]  # the last timed run of the strategies in PROFILED
+    # How far the raw table was fed, and the last run time: where plain dbt's runs go on from.
+    fed_until: datetime | None = None
 
 
 # Where the time goes is reported for this project's two runs.
@@ -113,10 +126,12 @@ FULL_MATRIX = (
     *(BenchCell(locations, 2, lateness) for locations in (100, 1_000, 10_000) for lateness in ("heavy", "sparse")),
     BenchCell(1_000, 25, "heavy", late_window_hours=24),
     BenchCell(1_000, 25, "sparse", late_window_hours=24),
-    BenchCell(1_000, 24, "sparse"),
-    BenchCell(100_000, 1.25, "heavy"),
+    # 90 million raw rows: one timed run of each strategy, no full refresh (it takes tens of minutes).
+    BenchCell(100_000, 1.25, "heavy", runs=1),
 )
 QUICK_MATRIX = (BenchCell(20, 2.1, "heavy"), BenchCell(20, 2.1, "sparse"))
+# Where plain dbt's whole run is measured beside the warm scheduler's (each run a new process).
+PLAIN_DBT_CELLS = {(100, 2.0, "heavy", 1.0), (1_000, 2.0, "heavy", 1.0), (1_000, 2.0, "sparse", 1.0)}
 
 
 def parse_cell(text: str) -> BenchCell:
@@ -128,7 +143,6 @@ def parse_cell(text: str) -> BenchCell:
 
 
 def run_bench(
-    project: DbtProject,
     out_dir: Path,
     machine: str,
     cells: tuple[BenchCell, ...] | None = None,
@@ -138,9 +152,12 @@ def run_bench(
 ) -> list[Path]:
     """Measure `cells` (default: the quick or the full matrix; with `thrift`, 100:2:heavy) and write
     the outputs after each cell, so a long matrix keeps what it measured if stopped. Returns the
-    files written. With explicit cells, the rows of other cells in out_dir stay."""
+    files written. With explicit cells, the rows of other cells in out_dir stay. Each cell runs in a
+    process of its own (its own Spark, its memory freed after), then plain dbt's whole runs go on
+    from its warehouse in processes of their own."""
     runs = runs or (2 if quick else 5)
     if thrift:
+        project = DbtProject(prepare_environment())
         thrift_results = tuple(
             bench_thrift_whole_run(project, cell, runs) for cell in cells or (BenchCell(100, 2, "heavy"),)
         )
@@ -150,9 +167,39 @@ def run_bench(
     measurements: list[CellMeasurement] = []
     paths: list[Path] = []
     for cell in cells or (QUICK_MATRIX if quick else FULL_MATRIX):
-        measurements.append(bench_cell(project, cell, runs))
+        cell_runs = cell.runs or runs
+        measurement = _measured_in_own_process(cell, cell_runs)
+        if cell.key in PLAIN_DBT_CELLS and measurement.fed_until is not None:
+            plain = _timed_plain_dbt_runs(prepare_environment(), cell, measurement.fed_until, cell_runs)
+            measurement.results.append(_result(cell, PLAIN_DBT_WHOLE_RUN, plain))
+        measurements.append(measurement)
         paths = write_bench_outputs(measurements, out_dir, machine, keep_other_cells=bool(cells))
     return paths
+
+
+def _measured_in_own_process(cell: BenchCell, runs: int) -> CellMeasurement:
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    child = context.Process(target=_measure_cell, args=(cell, runs, queue))
+    child.start()
+    outcome, value = queue.get()
+    child.join()
+    if outcome != "ok":
+        raise RuntimeError(f"bench cell {cell} failed: {value}")
+    return value
+
+
+def _measure_cell(cell: BenchCell, runs: int, queue: Any) -> None:
+    """The body of a cell's own process."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        project = DbtProject(prepare_environment())
+        try:
+            queue.put(("ok", bench_cell(project, cell, runs)))
+        finally:
+            project.close()
+    except BaseException as error:  # the parent reports it and stops
+        queue.put(("error", f"{type(error).__name__}: {error}"))
 
 
 def bench_vars(cell: BenchCell) -> dict[str, Any]:
@@ -188,8 +235,14 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> CellMeasureme
             project, cell, feed, [next_hour + timedelta(minutes=m, seconds=10) for m in minutes], profiles
         )
     )
-    results = [_result(cell, strategy, timings[strategy]) for strategy in (*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT)]
-    return CellMeasurement(cell, results, {strategy: profiles[strategy] for strategy in PROFILED})
+    results = [
+        _result(cell, strategy, timings[strategy])
+        for strategy in (*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT)
+        if timings[strategy]
+    ]
+    return CellMeasurement(
+        cell, results, {strategy: profiles[strategy] for strategy in PROFILED}, fed_until=feed.fed_until
+    )
 
 
 def bench_thrift_whole_run(project: DbtProject, cell: BenchCell, runs: int) -> BenchResult:
@@ -399,9 +452,73 @@ def _timed(project: DbtProject, table: str, run: Callable[[], Any]) -> tuple[_Ti
 
 
 def _full_refresh_runs(cell: BenchCell, runs: int) -> int:
-    """A full refresh of a day or more of history, or of 100,000 locations, takes minutes: two
-    runs give its median there."""
+    """A full refresh of a day or more of history takes minutes: two runs give its median there;
+    of 100,000 locations, tens of minutes: not measured (the results show no row)."""
+    if cell.locations >= 100_000:
+        return 0
     return runs if cell.history_hours <= 2 and cell.locations <= 10_000 else min(runs, 2)
+
+
+def _timed_plain_dbt_runs(
+    environment: ProjectEnvironment, cell: BenchCell, fed_until: datetime, runs: int
+) -> list[_Timing]:
+    """The whole scheduled run as cron runs it: `dbt build` of the late-data nodes in a new process
+    (JVM start, project parse, relation listing and the describing statements included), at
+    `runs` run times spread over the hour after `fed_until`, each one minute after an untimed run;
+    the raw rows are fed by `late-data generate` processes (untimed). Commit metadata is not read
+    (no Spark in this process): only seconds."""
+    timings = []
+    fed = fed_until
+    next_hour = ceil_to(fed_until, timedelta(hours=1))
+    for minute in _minutes_over_an_hour(runs):
+        run_time = next_hour + timedelta(minutes=minute, seconds=10)
+        for moment, timed in ((run_time - timedelta(minutes=1), False), (run_time, True)):
+            _plain_feed(cell, fed, moment)
+            fed = moment
+            started = time.perf_counter()
+            _plain_dbt_build(environment, cell, moment)
+            if timed:
+                timings.append(_Timing(time.perf_counter() - started, 0, 0, 0))
+                log.info("%s plain dbt whole run: %.2f s", cell, timings[-1].seconds)
+    return timings
+
+
+def _plain_feed(cell: BenchCell, start: datetime, end: datetime) -> None:
+    lateness = BENCH_LATENESS[cell.lateness]
+    scenario = {
+        "--origin": _stamp(BENCH_ORIGIN),
+        "--start": _stamp(start),
+        "--end": _stamp(end),
+        "--locations": str(cell.locations),
+        "--pages": "0",
+        "--late-share": str(lateness["late_share"]),
+        "--lateness": str(lateness["lateness"]),
+        "--max-lateness": str(cell.late_window_seconds),
+    }
+    _run([sys.executable, "-m", "late_data.cli", "generate", *(part for item in scenario.items() for part in item)])
+
+
+def _plain_dbt_build(environment: ProjectEnvironment, cell: BenchCell, run_time: datetime) -> None:
+    options = {
+        "--select": scheduled_selection("water_level", first_run=False),
+        "--vars": json.dumps({**bench_vars(cell), "run_time": _stamp(run_time)}),
+        "--project-dir": str(environment.project_dir),
+        "--profiles-dir": str(environment.profiles_dir),
+        "--log-path": str(environment.dbt_log_dir),
+    }
+    _run(
+        [
+            str(Path(sys.executable).parent / "dbt"),
+            *SCHEDULED_BUILD,
+            *(part for item in options.items() for part in item),
+        ]
+    )
+
+
+def _run(command: list[str]) -> None:
+    finished = subprocess.run(command, env=dict(os.environ), capture_output=True, text=True, check=False)
+    if finished.returncode != 0:
+        raise RuntimeError(f"{' '.join(command[:4])} failed: {(finished.stdout + finished.stderr)[-3000:]}")
 
 
 def _run_strategy(project: DbtProject, cell: BenchCell, strategy: str, previous: datetime, run_time: datetime) -> None:
@@ -547,22 +664,36 @@ def write_bench_outputs(
         " (the floor: one Spark statement): `late_data` (load the versions that arrived, then the means"
         " model), dbt's `microbatch` over the late window, a full refresh from raw, and the floor. Then"
         " `whole run`: this project's whole scheduled run (versions, means, too-late listing, history"
-        " snapshot, audit) on the following minutes, with the snapshot's share of it; `thrift whole"
-        " run`: the same with dbt through the local cluster's Spark Thrift Server (`late-data bench"
-        " --thrift`, measured where shown).\n",
+        " snapshot, audit) on the following minutes, with the snapshot's share of it; `plain dbt`: the"
+        " same run as cron makes it, `dbt build` in a new process each time (JVM start and parse"
+        " included); `thrift whole run`: with dbt through the local cluster's Spark Thrift Server"
+        " (`late-data bench --thrift`). `-`: not measured (the runs table says how many runs each"
+        " median has).\n",
         "| locations | history h | late window h | lateness | late_data | microbatch | full refresh | floor"
-        " | ours / microbatch | ours / floor | whole run | of which history | thrift whole run | thrift / embedded |",
-        "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        " | ours / microbatch | ours / floor | whole run | whole / floor | of which history | plain dbt whole run"
+        " | plain / warm | thrift whole run | thrift / embedded |",
+        "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+
+    def median(cell: tuple[Any, ...], strategy: str) -> float | None:
+        result = by_key.get((*cell, strategy))
+        return result.median_s if result else None
+
+    def shown(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2f}"
+
+    def ratio(numerator: float | None, denominator: float | None) -> str:
+        return "-" if numerator is None or not denominator else f"{numerator / denominator:.2f}"
+
     for cell in cells:
-        ours, micro, full, floor, whole, history = (
-            by_key[(*cell, strategy)].median_s for strategy in (*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT)
+        ours, micro, full, floor, whole, history, plain, thrift = (
+            median(cell, strategy)
+            for strategy in (*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT, PLAIN_DBT_WHOLE_RUN, THRIFT_WHOLE_RUN)
         )
-        thrift = by_key.get((*cell, THRIFT_WHOLE_RUN))
-        thrift_columns = f"{thrift.median_s:.2f} | {thrift.median_s / whole:.2f}" if thrift else "- | -"
         lines.append(
-            f"| {cell[0]:,} | {cell[1]:g} | {cell[3]:g} | {cell[2]} | {ours:.2f} | {micro:.2f} | {full:.2f} | {floor:.2f}"
-            f" | {ours / micro:.2f} | {ours / floor:.2f} | {whole:.2f} | {history:.2f} | {thrift_columns} |"
+            f"| {cell[0]:,} | {cell[1]:g} | {cell[3]:g} | {cell[2]} | {shown(ours)} | {shown(micro)} | {shown(full)}"
+            f" | {shown(floor)} | {ratio(ours, micro)} | {ratio(ours, floor)} | {shown(whole)} | {ratio(whole, floor)}"
+            f" | {shown(history)} | {shown(plain)} | {ratio(plain, whole)} | {shown(thrift)} | {ratio(thrift, whole)} |"
         )
     lines += [
         "",
@@ -646,20 +777,24 @@ def _profile_markdown(measurements: list[CellMeasurement], machine: str, kept_se
 def _plot_bench(
     by_key: dict[tuple[Any, ...], BenchResult], cells: list[tuple[int, float, str, float]], path: Path
 ) -> None:
+    """How each strategy's median grows with the number of series, at a 1 h late window: one panel
+    per lateness, log-log."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axis = plt.subplots(figsize=(12, 4))
-    width = 0.16
-    for offset, strategy in enumerate((*STRATEGIES, WHOLE_RUN)):
-        values = [by_key[(*cell, strategy)].median_s for cell in cells]
-        axis.bar([i + offset * width for i in range(len(cells))], values, width, label=strategy)
-    axis.set_xticks([i + 2 * width for i in range(len(cells))])
-    axis.set_xticklabels([f"{c[0]:,} loc, {c[3]:g} h late\n{c[1]:g} h {c[2]}" for c in cells], fontsize=7)
-    axis.set(yscale="log", ylabel="median seconds per run")
-    axis.legend(fontsize=8)
+    figure, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+    for axis, lateness in zip(axes, ("heavy", "sparse"), strict=True):
+        growth = sorted(cell for cell in cells if cell[2] == lateness and cell[3] == 1.0 and cell[1] <= 2)
+        for strategy in (*STRATEGIES, WHOLE_RUN, PLAIN_DBT_WHOLE_RUN):
+            points = [(cell[0], by_key[(*cell, strategy)].median_s) for cell in growth if (*cell, strategy) in by_key]
+            if points:
+                axis.plot(*zip(*points, strict=True), marker="o", label=strategy)
+        axis.set(xscale="log", yscale="log", xlabel="series (locations)", title=f"{lateness} lateness, 1 h late window")
+        axis.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("median seconds per run")
+    axes[0].legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     plt.close(figure)

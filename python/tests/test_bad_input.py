@@ -353,7 +353,9 @@ def test_status_shows_last_runs_interrupted_runs_quarantine_and_reconciliation(p
     # it): status lists it until the next run, which recovers it as a reconciliation.
     append_rows(pipeline, "water_level_readings", WATER_LEVEL_COLUMNS, [("late-1", "harbour", at(2.2), 9.0, at(4.8))])
     killed_at, resumed_at = at(5), at(6)
-    pipeline.spark.sql(f"update {pipeline.means_table} set written_at = timestamp'{killed_at}' where location = 'bridge'")
+    pipeline.spark.sql(
+        f"update {pipeline.means_table} set written_at = timestamp'{killed_at}' where location = 'bridge'"
+    )
     status = read_status(pipeline.project)
     assert [(run["model"], run["written_until"]) for run in status.interrupted] == [
         ("water_level_window_means", killed_at)
@@ -369,6 +371,9 @@ def test_status_shows_last_runs_interrupted_runs_quarantine_and_reconciliation(p
     assert f"last recovery: the run at {resumed_at} recovered an interrupted run at {killed_at}" in "\n".join(
         status.lines()
     )
-    assert compare_window_means(
-        pipeline.spark, pipeline.raw_table, pipeline.means_table, resumed_at, TEST_SETTINGS
-    ).mismatched == 0
+    assert (
+        compare_window_means(
+            pipeline.spark, pipeline.raw_table, pipeline.means_table, resumed_at, TEST_SETTINGS
+        ).mismatched
+        == 0
+    )

@@ -165,7 +165,10 @@ def test_a_history_of_an_earlier_layout_is_refused_until_migrated(pipeline: Pipe
     versions = sorted(pipeline.spark.table(history).collect())
     pipeline.project.forget_warehouse_state()  # an upgrade restarts the scheduler
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("b", "harbour", at(0.5), 3.0, at(1.5))])
-    with pytest.raises(DbtInvocationError, match=r"is partitioned by \(partition_start, is_current_version\).*late_data_migrate_history"):
+    with pytest.raises(
+        DbtInvocationError,
+        match=r"is partitioned by \(partition_start, is_current_version\).*late_data_migrate_history",
+    ):
         pipeline.run(at(2))
     pipeline.project.invoke(["run-operation", "late_data_migrate_history"])
     assert sorted(pipeline.spark.table(history).collect()) == versions

@@ -169,7 +169,11 @@ def test_the_history_reads_and_writes_only_the_pairs_its_result_rewrote(pipeline
     append_readings(
         pipeline.spark,
         pipeline.raw_table,
-        [Reading(f"{location}-{minute}", location, at(minute), 1.0, at(minute + 0.2)) for location in locations for minute in (1, 2, 6)],
+        [
+            Reading(f"{location}-{minute}", location, at(minute), 1.0, at(minute + 0.2))
+            for location in locations
+            for minute in (1, 2, 6)
+        ],
     )
     pipeline.run(at(7))
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("harbour-late", late, at(1.5), 5.0, at(7.5))])
