@@ -88,7 +88,7 @@ def test_a_taken_port_names_the_process_holding_it() -> None:
 def test_cluster_up_refuses_a_taken_port_before_starting_anything(
     clean_settings: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cluster, "find_tools", lambda environment: fake_tools(clean_settings))
+    monkeypatch.setattr(cluster.control, "find_tools", lambda environment: fake_tools(clean_settings))
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
         holder.listen()
