@@ -391,9 +391,10 @@ def bench_command(args: argparse.Namespace) -> int:
 def check_command(args: argparse.Namespace) -> int:
     """Exit 1 on any mismatched window, so a scheduler or CI can alert on it."""
     project = open_project()
+    source = raw_tables(project)["water_level_readings"]
     comparison = compare_window_means(
         project.spark,
-        raw_tables(project)["water_level_readings"],
+        source,
         f"{project.target_schema()}.water_level_window_means",
         args.run_time,
         WindowSettings(

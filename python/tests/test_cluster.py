@@ -1,12 +1,13 @@
 """The shared catalog and the local cluster (`late-data cluster up|status|down`, the `cluster` and
 `thrift` targets), and the error paths of bringing one up.
 
-The test marked `cluster` starts PostgreSQL, the Hive metastore service, a Spark master, two workers
-and a Thrift Server in a temporary LATE_DATA_HOME on free ports (`pytest -m cluster`, about two
-minutes); the others start no server."""
+The tests marked `cluster` share one cluster (a module fixture): PostgreSQL, the Hive metastore
+service, a Spark master, three workers and a Thrift Server in a temporary LATE_DATA_HOME on free
+ports (`pytest -m cluster`, about five minutes); the others start no server."""
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import shutil
@@ -15,7 +16,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -23,7 +25,7 @@ from typing import Any
 import pytest
 
 from late_data import cluster
-from late_data.dbt_project import describe_failure
+from late_data.dbt_project import DbtProject, describe_failure
 from late_data.environment import ProjectEnvironment, SetupError, find_project_dir, lock_home, prepare_environment
 
 PROJECT_DIR = find_project_dir()
@@ -43,14 +45,24 @@ SETTINGS = (
     "LATE_DATA_THRIFT_PORT",
     "LATE_DATA_POSTGRES_BIN",
     "LATE_DATA_POSTGRES_JDBC_JAR",
+    "LATE_DATA_CLUSTER_HOST",
+    "LATE_DATA_THRIFT_AUTH",
+    "LATE_DATA_THRIFT_AUTH_SITE",
+    "LATE_DATA_METASTORE_PASSWORD",
+    "LATE_DATA_SCHEMA",
+    "LATE_DATA_WRITER_LOCK",
+    "LATE_DATA_WORKER_MEMORY",
+    "SPARK_CONF_DIR",
 )
 
 
 @pytest.fixture
 def clean_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """No LATE_DATA_* settings but a fresh LATE_DATA_HOME; whatever a test exports is undone."""
+    """No LATE_DATA_* settings but a fresh LATE_DATA_HOME; whatever a test exports is undone (set
+    first, so that monkeypatch restores a variable prepare_environment exports though it was unset)."""
     for name in SETTINGS:
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     monkeypatch.setenv("LATE_DATA_HOME", str(tmp_path))
     return tmp_path
 
@@ -233,6 +245,114 @@ def test_the_thrift_server_gets_the_cluster_targets_table_settings(clean_setting
     assert "derby" in embedded["spark.hadoop.javax.jdo.option.ConnectionURL"]
 
 
+def test_the_cluster_reads_its_secrets_from_private_files(clean_settings: Path) -> None:
+    """The Spark secret and the PostgreSQL password are generated (not a default), 0600, kept across
+    starts, and reach the Thrift Server and every Spark client through files, never a command line."""
+    environment = prepare_environment()
+    settings = cluster.ClusterSettings.from_environment(environment)
+    properties = cluster.thriftserver_properties(settings, environment)
+    spark_secret = (clean_settings / "cluster" / "secrets" / "spark-authenticate").read_text().strip()
+    assert properties["spark.authenticate"] == "true" and properties["spark.authenticate.secret"] == spark_secret
+    assert len(spark_secret) >= 40 and spark_secret == cluster.common.spark_secret(settings)
+    password = cluster.postgres.metastore_password(settings)
+    assert password not in ("", "late_data") and password == cluster.postgres.metastore_password(settings)
+    cluster.spark.write_spark_confs(settings)
+    cluster.thriftserver.write_thriftserver_conf(settings, environment)
+    cluster.metastore.write_metastore_conf(settings)
+    cluster.postgres.psql_env(settings)
+    holders = {
+        "secrets/spark-authenticate": spark_secret,
+        "secrets/postgres-password": password,
+        "secrets/pgpass": password,
+        "conf/spark/spark-defaults.conf": spark_secret,
+        "conf/client/spark-defaults.conf": spark_secret,
+        "conf/thriftserver/thriftserver.conf": spark_secret,
+        "conf/metastore/hive-site.xml": password,
+    }
+    for name, held in holders.items():
+        path = clean_settings / "cluster" / name
+        assert held in path.read_text(), name
+        assert path.stat().st_mode & 0o777 == 0o600, name
+    assert "password" not in settings.to_json().lower() and spark_secret not in settings.to_json()
+    # A client of the `cluster` target finds the secret through SPARK_CONF_DIR once `cluster up` wrote it.
+    os.environ["LATE_DATA_TARGET"] = "cluster"
+    prepare_environment()
+    assert os.environ["SPARK_CONF_DIR"] == str(clean_settings / "cluster" / "conf" / "client")
+    embedded = cluster.profile_spark_settings(environment, "iceberg")
+    assert (embedded["spark.driver.bindAddress"], embedded["spark.driver.host"]) == ("127.0.0.1", "127.0.0.1")
+
+
+def test_a_data_directory_made_with_another_password_is_not_silently_reused(clean_settings: Path) -> None:
+    settings = cluster.ClusterSettings.from_environment(prepare_environment())
+    (settings.postgres_data).mkdir(parents=True)
+    (settings.postgres_data / "PG_VERSION").write_text("15\n")
+    with pytest.raises(SetupError, match=r"initialised with a password .* LATE_DATA_METASTORE_PASSWORD"):
+        cluster.postgres.metastore_password(settings)
+
+
+def test_a_cluster_without_its_secret_is_refused_before_spark_starts(
+    clean_settings: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LATE_DATA_TARGET", "cluster")
+    project = DbtProject(prepare_environment())
+    with pytest.raises(SetupError, match=r"spark.authenticate.secret: run `late-data cluster up`"):
+        project.spark  # noqa: B018 - the property starts Spark
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (
+            {"LATE_DATA_CLUSTER_HOST": "192.0.2.10"},
+            "LATE_DATA_CLUSTER_HOST=192.0.2.10 opens the cluster .*LATE_DATA_THRIFT_AUTH",
+        ),
+        ({"LATE_DATA_THRIFT_AUTH": "LDAP"}, "LATE_DATA_THRIFT_AUTH=LDAP needs LATE_DATA_THRIFT_AUTH_SITE"),
+        ({"LATE_DATA_THRIFT_AUTH": "basic"}, "LATE_DATA_THRIFT_AUTH='BASIC' is not one of"),
+        (
+            {"LATE_DATA_CLUSTER_HOST": "127.0.0.1 -c ssl=off"},
+            "LATE_DATA_CLUSTER_HOST='127.0.0.1 -c ssl=off' is not a host",
+        ),
+        ({"LATE_DATA_WORKER_MEMORY": "1g -Dx=y"}, "LATE_DATA_WORKER_MEMORY='1g -Dx=y' is not an amount of memory"),
+        ({"LATE_DATA_WORKERS": "9"}, r"LATE_DATA_WORKERS='9' is not a whole number \(1-8\)"),
+    ],
+)
+def test_cluster_up_refuses_to_open_or_start_on_bad_settings(
+    clean_settings: Path, monkeypatch: pytest.MonkeyPatch, settings: dict[str, str], message: str
+) -> None:
+    monkeypatch.setattr(cluster.control, "find_tools", lambda environment: fake_tools(clean_settings))
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SetupError, match=message):
+        cluster.cluster_up(prepare_environment())
+    assert not (clean_settings / "cluster").exists()
+
+
+def test_an_authentication_mode_needs_its_settings(clean_settings: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = clean_settings / "auth-site.xml"
+    monkeypatch.setenv("LATE_DATA_THRIFT_AUTH", "ldap")
+    monkeypatch.setenv("LATE_DATA_THRIFT_AUTH_SITE", str(site))
+    site.write_text("<configuration><property><name>x</name><value>y</value></property></configuration>")
+    settings = cluster.ClusterSettings.from_environment(prepare_environment())
+    with pytest.raises(SetupError, match=r"does not set hive.server2.authentication.ldap.url"):
+        cluster.thriftserver.authentication_site(settings)
+    url = (
+        "<property><name>hive.server2.authentication.ldap.url</name><value>ldaps://ldap.example.org</value></property>"
+    )
+    site.write_text(f"<configuration>{url}</configuration>")
+    assert cluster.thriftserver.authentication_site(settings) == {
+        "hive.server2.authentication.ldap.url": "ldaps://ldap.example.org",
+        "hive.server2.authentication": "LDAP",
+    }
+    # With authentication configured, the cluster may listen on another address.
+    monkeypatch.setenv("LATE_DATA_CLUSTER_HOST", "192.0.2.10")
+    opened = cluster.ClusterSettings.from_environment(prepare_environment())
+    cluster.thriftserver.require_authentication(opened)
+    assert opened.opened and cluster.spark.authentication_properties(opened)["spark.network.crypto.enabled"] == "true"
+    assert (
+        cluster.thriftserver.thriftserver_properties(opened, prepare_environment())["spark.driver.host"] == "192.0.2.10"
+    )
+
+
 # --- a cluster, up and down --------------------------------------------------------------------
 
 
@@ -263,10 +383,18 @@ def port_free(port: int) -> bool:
 WORKERS = 3
 
 
-@pytest.fixture
-def cluster_env() -> Iterator[dict[str, str]]:
-    """Settings for a cluster in a temporary LATE_DATA_HOME on free ports, for subprocesses. The home
-    is world-traversable: run as root, PostgreSQL runs as `postgres` and must reach its data."""
+@dataclass(frozen=True)
+class RunningCluster:
+    env: dict[str, str]
+    home: Path
+    up_seconds: float
+    pids: dict[str, int]
+
+
+@pytest.fixture(scope="module")
+def running_cluster() -> Iterator[RunningCluster]:
+    """One cluster for every test marked `cluster`, in a temporary LATE_DATA_HOME on free ports. The
+    home is world-traversable: run as root, PostgreSQL runs as `postgres` and must reach its data."""
     home = Path(tempfile.mkdtemp(prefix="late_data_cluster_"))
     home.chmod(0o755)
     postgres, metastore, master, thrift = free_ports(4)
@@ -287,9 +415,19 @@ def cluster_env() -> Iterator[dict[str, str]]:
             "LATE_DATA_WORKERS": str(WORKERS),
         }
     )
-    yield env
-    late_data(env, "cluster", "down")  # whatever happened
-    shutil.rmtree(home, ignore_errors=True)
+    try:
+        started = time.monotonic()
+        up = late_data(env, "cluster", "up")
+        assert up.returncode == 0, up.stderr[-3000:]
+        up_seconds = time.monotonic() - started
+        status = late_data(env, "cluster", "status")
+        assert status.returncode == 0, status.stdout + status.stderr
+        assert status.stdout.count(" running ") == 4 + WORKERS and f"{WORKERS} workers alive" in status.stdout
+        rows = [line.split() for line in status.stdout.splitlines()[1 : 5 + WORKERS]]
+        yield RunningCluster(env, home, up_seconds, {row[0]: int(row[2]) for row in rows})
+    finally:
+        late_data(env, "cluster", "down")  # whatever happened
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def late_data(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -320,6 +458,86 @@ def dbt(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def is_loopback_address(address: str) -> bool:
+    parsed = ipaddress.ip_address(address)
+    mapped = getattr(parsed, "ipv4_mapped", None)
+    return (mapped or parsed).is_loopback
+
+
+def listening(pids: Iterable[int]) -> list[tuple[int, str, int, str]]:
+    """(pid, address, port, command) of every listening socket of `pids` and the processes they started."""
+    tree = cluster.process_tree(pids)
+    return sorted(
+        (pid, address, port, cluster.command_line(pid)[:60])
+        for pid, sockets in cluster.listening_addresses(tree).items()
+        for address, port in sockets
+    )
+
+
+@pytest.mark.cluster
+def test_cluster_up_listens_on_loopback_only_and_keeps_its_secrets_off_command_lines(
+    running_cluster: RunningCluster,
+) -> None:
+    env, pids = running_cluster.env, running_cluster.pids
+    sockets = listening(pids.values())
+    print("\n".join(f"{address}:{port}  pid {pid}  {command}" for pid, address, port, command in sockets))
+    assert sockets, "no listening socket found for the cluster's processes"
+    assert not [entry for entry in sockets if not is_loopback_address(entry[1])], sockets
+    expected = {int(env[name]) for name in cluster.common.PORT_VARIABLES.values()}
+    expected |= {int(env["LATE_DATA_SPARK_UI_PORT"]) + i for i in range(1, WORKERS + 1)}
+    assert expected <= {port for _, _, port, _ in sockets}
+    secrets = [
+        (running_cluster.home / "cluster" / "secrets" / name).read_text().strip()
+        for name in ("spark-authenticate", "postgres-password")
+    ]
+    for pid in cluster.process_tree(pids.values()):
+        assert not [held for held in secrets if held in cluster.command_line(pid)], cluster.command_line(pid)
+        # An executor gets the secret in its environment from its worker (_SPARK_AUTH_SECRET, Spark's
+        # own hand-over); no service started by `cluster up` has it there.
+        if "CoarseGrainedExecutorBackend" not in cluster.command_line(pid):
+            environ = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
+            assert not [held for held in secrets if held in environ], cluster.command_line(pid)
+    # The password that used to be the default is not PostgreSQL's.
+    port = env["LATE_DATA_POSTGRES_PORT"]
+    psql = subprocess.run(
+        [cluster.postgres.find_psql(), "-X", "-h", "127.0.0.1", "-p", port, "-U", "late_data", "-c", "select 1"],
+        env={**env, "PGPASSWORD": "late_data"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert psql.returncode != 0 and "password authentication failed" in psql.stderr
+
+
+# A Spark application that does not know the cluster's secret, as any process on the machine might start.
+UNAUTHENTICATED_APP = """
+import sys
+from pyspark.sql import SparkSession
+SparkSession.builder.master(sys.argv[1]).config("spark.driver.bindAddress", "127.0.0.1").config(
+    "spark.driver.host", "127.0.0.1").config("spark.ui.enabled", "false").getOrCreate()
+"""
+
+
+@pytest.mark.cluster
+def test_the_master_turns_away_an_application_without_the_secret(running_cluster: RunningCluster) -> None:
+    env = {key: value for key, value in running_cluster.env.items() if key != "SPARK_CONF_DIR"}
+    master = f"spark://127.0.0.1:{env['LATE_DATA_SPARK_MASTER_PORT']}"
+    app = subprocess.Popen(
+        [sys.executable, "-c", UNAUTHENTICATED_APP, master], env=env, stderr=subprocess.PIPE, text=True
+    )
+    refused, lines = False, []
+    try:
+        for line in app.stderr or []:
+            lines.append(line)
+            if "Expected SaslMessage" in line:
+                refused = True
+                break
+    finally:
+        app.kill()
+        app.wait()
+    assert refused, "".join(lines[-30:])
+
+
 # A second process on the shared catalog: the `cluster` target's Spark session (driver here,
 # executors on the workers), started the way the scheduler starts it, through dbt.
 CLUSTER_PROCESS = """
@@ -339,17 +557,8 @@ print(json.dumps({"done": True}), flush=True)
 
 
 @pytest.mark.cluster
-def test_cluster_serves_one_catalog_to_the_thrift_server_spark_and_dbt(cluster_env: dict[str, str]) -> None:
-    env, burst = cluster_env, 6
-    started = time.monotonic()
-    up = late_data(env, "cluster", "up")
-    assert up.returncode == 0, up.stderr[-3000:]
-    up_seconds = time.monotonic() - started
-    status = late_data(env, "cluster", "status")
-    assert status.returncode == 0, status.stdout + status.stderr
-    assert status.stdout.count(" running ") == 4 + WORKERS and f"{WORKERS} workers alive" in status.stdout
-    pids = [int(line.split()[2]) for line in status.stdout.splitlines()[1 : 5 + WORKERS]]
-
+def test_one_catalog_for_the_thrift_server_spark_and_dbt(running_cluster: RunningCluster) -> None:
+    env, burst = running_cluster.env, 6
     # Written through the Thrift Server...
     cursor = thrift_cursor(env)
     cursor.execute("create schema if not exists shared")
@@ -361,7 +570,7 @@ def test_cluster_serves_one_catalog_to_the_thrift_server_spark_and_dbt(cluster_e
     )
     cursor.execute("insert into shared.events values (1, 'thrift')")
     # ... read by another Spark process, which writes too; then both commit to the table at once.
-    go = Path(env["LATE_DATA_HOME"]) / "go"
+    go = running_cluster.home / "go"
     second = subprocess.Popen(
         [sys.executable, "-c", CLUSTER_PROCESS, str(go), str(burst)],
         env={**env, "LATE_DATA_TARGET": "cluster"},
@@ -388,23 +597,10 @@ def test_cluster_serves_one_catalog_to_the_thrift_server_spark_and_dbt(cluster_e
     cursor.execute("select count(*) from shared.events.snapshots")
     assert cursor.fetchall() == [(2 + 2 * burst,)]
 
-    # dbt's thrift method.
-    debug = dbt(env, "debug")
-    assert debug.returncode == 0 and "Connection test: [OK connection ok]" in debug.stdout, debug.stdout[-3000:]
+    # dbt's thrift method: the connection, and a query with the server's settings (UTC).
     show = dbt(env, "show", "--inline", "select count(*) as events, current_timezone() as tz from shared.events")
     assert show.returncode == 0, show.stdout[-3000:]
     assert f"| {2 + 2 * burst:>6} | UTC |" in show.stdout, show.stdout[-2000:]
-
-    scheduled_runs_through_thrift_while_another_process_reads(env)
-
-    down = late_data(env, "cluster", "down")
-    assert down.returncode == 0, down.stderr[-3000:]
-    assert "stopped thriftserver" in down.stdout and down.stdout.rstrip().endswith("postgres")
-    assert not [pid for pid in pids if cluster.pid_alive(pid)]
-    assert not [pid for pid in running_pids() if env["LATE_DATA_HOME"] in cluster.command_line(pid)]
-    assert late_data(env, "cluster", "status").returncode == 1
-    assert late_data(env, "cluster", "down").stdout.strip() == "cluster: nothing was running"
-    print(f"cluster up {up_seconds:.1f} s, whole test {time.monotonic() - started:.1f} s")
 
 
 # A reader on the shared catalog while the scheduler runs through the Thrift Server: its own Spark
@@ -424,11 +620,44 @@ while not os.path.exists(sys.argv[1]):
 print(json.dumps(sorted(seen)), flush=True)
 """
 
+SCHEDULE = [
+    "schedule",
+    "--clock",
+    "simulated",
+    "--origin",
+    "2026-05-01 00:00:00",
+    "--end",
+    "2026-05-01 00:30:00",
+    "--interval",
+    "600",
+    "--locations",
+    "6",
+    "--pages",
+    "3",
+    "--reconcile-every",
+    "3",
+]
 
-def scheduled_runs_through_thrift_while_another_process_reads(env: dict[str, str]) -> None:
+
+def wait_for_line(path: Path, text: str, process: subprocess.Popen[str], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in (path.read_text() if path.exists() else ""):
+        assert process.poll() is None, path.read_text()[-3000:]
+        assert time.monotonic() < deadline, f"no {text!r} in {path} after {timeout} s"
+        time.sleep(0.2)
+
+
+@pytest.mark.cluster
+def test_scheduled_runs_through_thrift_one_writer_at_a_time_while_another_process_reads(
+    running_cluster: RunningCluster,
+) -> None:
     """`late-data schedule` with dbt on the thrift target (its generator on a `cluster` session), a
-    second process reading the results meanwhile, then the oracle from a third process: 0 mismatched."""
-    stop = Path(env["LATE_DATA_HOME"]) / "stop_reading"
+    second scheduler and a backfill refused meanwhile by the writer lock, a reader on the results,
+    then the oracle from a third process: 0 mismatched."""
+    env, home = {**running_cluster.env, "LATE_DATA_TARGET": "thrift"}, running_cluster.home
+    setup = late_data(env, "setup")
+    assert setup.returncode == 0 and "raw tables raw.water_level_readings" in setup.stdout, setup.stderr[-3000:]
+    stop = home / "stop_reading"
     reader = subprocess.Popen(
         [sys.executable, "-c", READER_PROCESS, str(stop)],
         env={**env, "LATE_DATA_TARGET": "cluster"},
@@ -436,33 +665,32 @@ def scheduled_runs_through_thrift_while_another_process_reads(env: dict[str, str
         stderr=subprocess.PIPE,
         text=True,
     )
-    try:
-        schedule = late_data(
-            {**env, "LATE_DATA_TARGET": "thrift"},
-            "schedule",
-            "--clock",
-            "simulated",
-            "--origin",
-            "2026-05-01 00:00:00",
-            "--end",
-            "2026-05-01 00:30:00",
-            "--interval",
-            "600",
-            "--locations",
-            "6",
-            "--pages",
-            "3",
-            "--reconcile-every",
-            "3",
+    log_path = home / "schedule.log"
+    with open(log_path, "w") as log:
+        scheduler = subprocess.Popen(
+            [sys.executable, "-m", "late_data.cli", *SCHEDULE], env=env, stdout=log, stderr=subprocess.STDOUT, text=True
         )
+    try:
+        wait_for_line(log_path, "holding the writer lock of schema analytics", scheduler)
+        second = late_data(env, *SCHEDULE)
+        backfill = late_data(env, "backfill", "--from", "2026-05-01 00:00:00", "--to", "2026-05-01 00:10:00")
+        holder = f"is being written by late-data schedule (pid {scheduler.pid})"
+        for refused in (second, backfill):
+            assert refused.returncode == 2 and holder in refused.stderr, refused.stderr[-3000:]
+            assert "Traceback" not in refused.stderr
+        # The reader's own Spark application listens on loopback too (driver, block manager).
+        assert not [entry for entry in listening([reader.pid]) if not is_loopback_address(entry[1])]
+        scheduler.wait(timeout=600)
         stop.touch()
         reads, reader_errors = reader.communicate(timeout=300)
     finally:
-        if reader.poll() is None:
-            reader.kill()
-    assert schedule.returncode == 0, schedule.stderr[-5000:]
-    run_lines = [line for line in schedule.stdout.splitlines() if line.startswith("run_time=")]
-    assert len(run_lines) >= 3, schedule.stdout
+        for process in (scheduler, reader):
+            if process.poll() is None:
+                process.kill()
+    schedule_output = log_path.read_text()
+    assert scheduler.returncode == 0, schedule_output[-5000:]
+    run_lines = [line for line in schedule_output.splitlines() if line.startswith("run_time=")]
+    assert len(run_lines) >= 3, schedule_output[-5000:]
     assert reader.returncode == 0, reader_errors[-3000:]
     # The reader saw the runs' audit as they landed, at least one of them while the scheduler ran.
     assert json.loads(reads.strip().splitlines()[-1]), reads
@@ -477,6 +705,19 @@ def scheduled_runs_through_thrift_while_another_process_reads(env: dict[str, str
     check = late_data({**env, "LATE_DATA_TARGET": "cluster"}, "check", "--run-time", last_run)
     assert check.returncode == 0 and " 0 mismatched" in check.stdout, check.stdout + check.stderr[-3000:]
     assert int(check.stdout.split("check: ")[1].split()[0]) > 50
+
+
+@pytest.mark.cluster
+def test_cluster_down_stops_everything_it_started(running_cluster: RunningCluster) -> None:
+    env, pids = running_cluster.env, list(running_cluster.pids.values())
+    down = late_data(env, "cluster", "down")
+    assert down.returncode == 0, down.stderr[-3000:]
+    assert "stopped thriftserver" in down.stdout and down.stdout.rstrip().endswith("postgres")
+    assert not [pid for pid in pids if cluster.pid_alive(pid)]
+    assert not [pid for pid in running_pids() if env["LATE_DATA_HOME"] in cluster.command_line(pid)]
+    assert late_data(env, "cluster", "status").returncode == 1
+    assert late_data(env, "cluster", "down").stdout.strip() == "cluster: nothing was running"
+    print(f"cluster up took {running_cluster.up_seconds:.1f} s")
 
 
 def running_pids() -> list[int]:
