@@ -48,6 +48,9 @@ UNSAFE_IN_LOCATION = re.compile(r"[\s'\"`\\,;]")
 # several masters or metastores.
 UNSAFE_IN_SETTING = re.compile(r"[\s'\"`\\;]")
 LOG_LEVELS = ("ALL", "DEBUG", "ERROR", "FATAL", "INFO", "OFF", "TRACE", "WARN")
+# The Thrift Server's hive.server2.authentication modes (server and `thrift` clients); NONE takes any
+# user name and no password.
+THRIFT_AUTH_MODES = ("NONE", "LDAP", "KERBEROS", "CUSTOM")
 # Delta: the Python package (requirements.txt pins it) and the jars Spark loads must be one release.
 # PySpark 3.5 is built for Scala 2.12. The profile's Maven coordinate takes the version from
 # LATE_DATA_DELTA_VERSION, which prepare_environment sets from the installed package.
@@ -220,6 +223,12 @@ def validate_names_and_hosts() -> None:
         value = os.environ.get(name)
         if value is not None and (not value or UNSAFE_IN_SETTING.search(value)):
             raise SetupError(f"{name}={value!r} is not a URL: no spaces, quotes, backslashes or semicolons")
+    thrift_auth = os.environ.get("LATE_DATA_THRIFT_AUTH")
+    if thrift_auth is not None:
+        if thrift_auth.upper() not in THRIFT_AUTH_MODES:
+            raise SetupError(f"LATE_DATA_THRIFT_AUTH={thrift_auth!r} is not one of {THRIFT_AUTH_MODES}")
+        # dbt-spark compares the profile's `auth` in upper case.
+        os.environ["LATE_DATA_THRIFT_AUTH"] = thrift_auth.upper()
     writer_lock = os.environ.get("LATE_DATA_WRITER_LOCK")
     if writer_lock is not None and writer_lock not in ("on", "off"):
         raise SetupError(f"LATE_DATA_WRITER_LOCK={writer_lock!r} is not on or off")

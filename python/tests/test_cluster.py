@@ -7,6 +7,7 @@ ports (`pytest -m cluster`, about five minutes); the others start no server."""
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import os
@@ -307,7 +308,7 @@ def test_a_cluster_without_its_secret_is_refused_before_spark_starts(
             "LATE_DATA_CLUSTER_HOST=192.0.2.10 opens the cluster .*LATE_DATA_THRIFT_AUTH",
         ),
         ({"LATE_DATA_THRIFT_AUTH": "LDAP"}, "LATE_DATA_THRIFT_AUTH=LDAP needs LATE_DATA_THRIFT_AUTH_SITE"),
-        ({"LATE_DATA_THRIFT_AUTH": "basic"}, "LATE_DATA_THRIFT_AUTH='BASIC' is not one of"),
+        ({"LATE_DATA_THRIFT_AUTH": "basic"}, "LATE_DATA_THRIFT_AUTH='basic' is not one of"),
         (
             {"LATE_DATA_CLUSTER_HOST": "127.0.0.1 -c ssl=off"},
             "LATE_DATA_CLUSTER_HOST='127.0.0.1 -c ssl=off' is not a host",
@@ -447,15 +448,30 @@ def thrift_cursor(env: dict[str, str]) -> Any:
     return hive.connect(host="127.0.0.1", port=int(env["LATE_DATA_THRIFT_PORT"]), username="late_data").cursor()
 
 
-def dbt(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+def dbt_process(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """dbt on the thrift target, started; its output in stdout (stderr with it)."""
+    return subprocess.Popen(
         [str(BIN / "dbt"), *args, "--project-dir", str(PROJECT_DIR), "--log-path", f"{env['LATE_DATA_HOME']}/logs"],
         env={**env, "LATE_DATA_TARGET": "thrift"},
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
-        timeout=300,
-        check=False,
     )
+
+
+def late_data_process(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "late_data.cli", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(process: subprocess.Popen[str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    stdout, stderr = process.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr or "")
 
 
 def is_loopback_address(address: str) -> bool:
@@ -495,8 +511,9 @@ def test_cluster_up_listens_on_loopback_only_and_keeps_its_secrets_off_command_l
         # An executor gets the secret in its environment from its worker (_SPARK_AUTH_SECRET, Spark's
         # own hand-over); no service started by `cluster up` has it there.
         if "CoarseGrainedExecutorBackend" not in cluster.command_line(pid):
-            environ = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
-            assert not [held for held in secrets if held in environ], cluster.command_line(pid)
+            with contextlib.suppress(ProcessLookupError, FileNotFoundError):  # a process that just ended
+                environ = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
+                assert not [held for held in secrets if held in environ], cluster.command_line(pid)
     # The password that used to be the default is not PostgreSQL's.
     port = env["LATE_DATA_POSTGRES_PORT"]
     psql = subprocess.run(
@@ -569,6 +586,10 @@ def test_one_catalog_for_the_thrift_server_spark_and_dbt(running_cluster: Runnin
         " tblproperties ('commit.retry.num-retries' = '20', 'commit.retry.min-wait-ms' = '200')"
     )
     cursor.execute("insert into shared.events values (1, 'thrift')")
+    # dbt's thrift method, meanwhile: the connection, and a query with the server's settings (UTC).
+    show = dbt_process(
+        env, "show", "--inline", "select count(*) as events, current_timezone() as tz from shared.events where id = 1"
+    )
     # ... read by another Spark process, which writes too; then both commit to the table at once.
     go = running_cluster.home / "go"
     second = subprocess.Popen(
@@ -597,10 +618,8 @@ def test_one_catalog_for_the_thrift_server_spark_and_dbt(running_cluster: Runnin
     cursor.execute("select count(*) from shared.events.snapshots")
     assert cursor.fetchall() == [(2 + 2 * burst,)]
 
-    # dbt's thrift method: the connection, and a query with the server's settings (UTC).
-    show = dbt(env, "show", "--inline", "select count(*) as events, current_timezone() as tz from shared.events")
-    assert show.returncode == 0, show.stdout[-3000:]
-    assert f"| {2 + 2 * burst:>6} | UTC |" in show.stdout, show.stdout[-2000:]
+    shown, _ = show.communicate(timeout=300)
+    assert show.returncode == 0 and "|      1 | UTC |" in shown, shown[-3000:]
 
 
 # A reader on the shared catalog while the scheduler runs through the Thrift Server: its own Spark
@@ -639,6 +658,18 @@ SCHEDULE = [
 ]
 
 
+class Stopwatch:
+    """Prints how long each part of a test took (pytest -s shows it)."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+
+    def lap(self, what: str) -> None:
+        now = time.monotonic()
+        print(f"{what}: {now - self.last:.1f} s")
+        self.last = now
+
+
 def wait_for_line(path: Path, text: str, process: subprocess.Popen[str], timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while text not in (path.read_text() if path.exists() else ""):
@@ -655,6 +686,7 @@ def test_scheduled_runs_through_thrift_one_writer_at_a_time_while_another_proces
     second scheduler and a backfill refused meanwhile by the writer lock, a reader on the results,
     then the oracle from a third process: 0 mismatched."""
     env, home = {**running_cluster.env, "LATE_DATA_TARGET": "thrift"}, running_cluster.home
+    clock = Stopwatch()
     setup = late_data(env, "setup")
     assert setup.returncode == 0 and "raw tables raw.water_level_readings" in setup.stdout, setup.stderr[-3000:]
     stop = home / "stop_reading"
@@ -672,15 +704,20 @@ def test_scheduled_runs_through_thrift_one_writer_at_a_time_while_another_proces
         )
     try:
         wait_for_line(log_path, "holding the writer lock of schema analytics", scheduler)
-        second = late_data(env, *SCHEDULE)
-        backfill = late_data(env, "backfill", "--from", "2026-05-01 00:00:00", "--to", "2026-05-01 00:10:00")
+        clock.lap("setup, scheduler holds the lock")
+        refusals = [
+            late_data_process(env, *SCHEDULE),
+            late_data_process(env, "backfill", "--from", "2026-05-01 00:00:00", "--to", "2026-05-01 00:10:00"),
+        ]
         holder = f"is being written by late-data schedule (pid {scheduler.pid})"
-        for refused in (second, backfill):
+        for refused in map(finish, refusals):
             assert refused.returncode == 2 and holder in refused.stderr, refused.stderr[-3000:]
             assert "Traceback" not in refused.stderr
         # The reader's own Spark application listens on loopback too (driver, block manager).
         assert not [entry for entry in listening([reader.pid]) if not is_loopback_address(entry[1])]
+        clock.lap("second scheduler and backfill refused")
         scheduler.wait(timeout=600)
+        clock.lap("three scheduled runs")
         stop.touch()
         reads, reader_errors = reader.communicate(timeout=300)
     finally:
@@ -694,17 +731,23 @@ def test_scheduled_runs_through_thrift_one_writer_at_a_time_while_another_proces
     assert reader.returncode == 0, reader_errors[-3000:]
     # The reader saw the runs' audit as they landed, at least one of them while the scheduler ran.
     assert json.loads(reads.strip().splitlines()[-1]), reads
-    # The data tests and the table maintenance through the Thrift Server too. Not dbt's unit tests:
-    # its unit-test materialization runs a row-less statement with run_query, which PyHive's fetch
-    # cannot take through a Thrift Server; they run embedded (test_unit_tests.py).
-    tests = dbt(env, "test", "--exclude", "test_type:unit")
-    assert tests.returncode == 0 and "ERROR=0" in tests.stdout, tests.stdout[-3000:]
-    maintain = dbt(env, "run-operation", "late_data_maintain_tables")
-    assert maintain.returncode == 0, maintain.stdout[-3000:]
+    # The oracle from a third process, while the data tests run through the Thrift Server. Not
+    # dbt's unit tests: its unit-test materialization runs a row-less statement with run_query,
+    # which PyHive's fetch cannot take through a Thrift Server; they run embedded (test_unit_tests.py).
     last_run = run_lines[-1].split()[0].removeprefix("run_time=") + " " + run_lines[-1].split()[1]
-    check = late_data({**env, "LATE_DATA_TARGET": "cluster"}, "check", "--run-time", last_run)
-    assert check.returncode == 0 and " 0 mismatched" in check.stdout, check.stdout + check.stderr[-3000:]
-    assert int(check.stdout.split("check: ")[1].split()[0]) > 50
+    check = late_data_process({**env, "LATE_DATA_TARGET": "cluster"}, "check", "--run-time", last_run)
+    # Four threads: each test is a small query, most of its time the round trips of a Thrift session.
+    tests = finish(dbt_process(env, "test", "--exclude", "test_type:unit", "--threads", "4"))
+    clock.lap("dbt test")
+    assert tests.returncode == 0 and "ERROR=0" in tests.stdout, tests.stdout[-3000:]
+    checked = finish(check)
+    clock.lap("late-data check")
+    assert checked.returncode == 0 and " 0 mismatched" in checked.stdout, checked.stdout + checked.stderr[-3000:]
+    assert int(checked.stdout.split("check: ")[1].split()[0]) > 50
+    # Table maintenance last: it expires snapshots whose files the oracle may still have been reading.
+    maintain = finish(dbt_process(env, "run-operation", "late_data_maintain_tables"))
+    clock.lap("table maintenance")
+    assert maintain.returncode == 0, maintain.stdout[-3000:]
 
 
 @pytest.mark.cluster

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from late_data.environment import (
+    THRIFT_AUTH_MODES,
     ProjectEnvironment,
     SetupError,
     cluster_client_conf_dir,
@@ -39,8 +40,6 @@ METASTORE_CLASS = "BoundMetastore"
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 THRIFT_SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
-# The Thrift Server's hive.server2.authentication modes; NONE takes any user name and no password.
-THRIFT_AUTH_MODES = ("NONE", "LDAP", "KERBEROS", "CUSTOM")
 # What a Thrift Server authentication mode needs in LATE_DATA_THRIFT_AUTH_SITE besides the mode.
 THRIFT_AUTH_REQUIRES = {
     "LDAP": ("hive.server2.authentication.ldap.url",),

@@ -11,7 +11,6 @@ import xml.etree.ElementTree as ElementTree
 from typing import Any
 
 from late_data.cluster.common import (
-    THRIFT_AUTH_MODES,
     THRIFT_AUTH_REQUIRES,
     THRIFT_SERVER_CLASS,
     ClusterSettings,
@@ -99,7 +98,6 @@ def authentication_site(settings: ClusterSettings) -> dict[str, str]:
     mode = settings.thrift_auth
     if mode == "NONE":
         return {"hive.server2.authentication": "NONE"}
-    assert mode in THRIFT_AUTH_MODES
     required = THRIFT_AUTH_REQUIRES[mode]
     if not settings.thrift_auth_site:
         raise SetupError(
