@@ -8,14 +8,15 @@ dbt-spark's thrift method. Ports, memory and worker count come from LATE_DATA_* 
 LATE_DATA_HOME/cluster/run. Everything listens on loopback unless LATE_DATA_CLUSTER_HOST says
 otherwise; the secrets are generated into LATE_DATA_HOME/cluster/secrets.
 
-One module per service (postgres, metastore, spark, thriftserver), what they share (common), the
-order they start and stop in (control), and the writer lock on the shared catalog (writer_lock).
+One module per service (postgres, metastore, spark, thriftserver), what they share (common:
+settings, tools, secrets; processes: pid files, ports, sockets), the order they start and stop in
+(control), and the writer lock on the shared catalog (writer_lock).
 """
 
-from late_data.cluster.common import (
-    ClusterSettings,
-    ComponentStatus,
-    Tools,
+from late_data.cluster.common import ClusterSettings, ComponentStatus, Tools
+from late_data.cluster.control import cluster_down, cluster_status, cluster_up, describe, find_tools
+from late_data.cluster.postgres import find_jdbc_jar, find_postgres_bin
+from late_data.cluster.processes import (
     command_line,
     listening_addresses,
     pid_alive,
@@ -23,8 +24,6 @@ from late_data.cluster.common import (
     process_tree,
     require_free_port,
 )
-from late_data.cluster.control import cluster_down, cluster_status, cluster_up, describe, find_tools
-from late_data.cluster.postgres import find_jdbc_jar, find_postgres_bin
 from late_data.cluster.thriftserver import profile_spark_settings, thriftserver_properties
 
 __all__ = [

@@ -7,19 +7,7 @@ import logging
 import time
 from dataclasses import replace
 
-from late_data.cluster.common import (
-    LOOPBACK,
-    ClusterSettings,
-    ComponentStatus,
-    Tools,
-    find_java,
-    find_spark_home,
-    port_answers,
-    require_free_port,
-    running_pid,
-    stop_process,
-    wait_until,
-)
+from late_data.cluster.common import LOOPBACK, ClusterSettings, ComponentStatus, Tools, find_java, find_spark_home
 from late_data.cluster.metastore import start_metastore
 from late_data.cluster.postgres import (
     find_jdbc_jar,
@@ -31,6 +19,7 @@ from late_data.cluster.postgres import (
     start_postgres,
     stop_postgres,
 )
+from late_data.cluster.processes import port_answers, require_free_port, running_pid, stop_process, wait_until
 from late_data.cluster.spark import alive_workers, start_master, start_worker, write_spark_confs
 from late_data.cluster.thriftserver import (
     authentication_site,

@@ -7,8 +7,9 @@ import subprocess
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from late_data.cluster.common import LOOPBACK, METASTORE_CLASS, ClusterSettings, Tools, launch, write_private
+from late_data.cluster.common import LOOPBACK, METASTORE_CLASS, ClusterSettings, Tools, write_private
 from late_data.cluster.postgres import METASTORE_DATABASE, METASTORE_USER, metastore_password
+from late_data.cluster.processes import launch
 
 # Compiled and run by Janino (in pyspark's jars) each time the service starts.
 LAUNCHER_SOURCE = "cluster/BoundMetastore.java"

@@ -12,16 +12,8 @@ import signal
 import subprocess
 from pathlib import Path
 
-from late_data.cluster.common import (
-    INSTALL_POSTGRES,
-    LOOPBACK,
-    ClusterSettings,
-    Tools,
-    run,
-    running_pid,
-    secret,
-    write_private,
-)
+from late_data.cluster.common import INSTALL_POSTGRES, LOOPBACK, ClusterSettings, Tools, secret, write_private
+from late_data.cluster.processes import run, running_pid
 from late_data.environment import SetupError
 
 log = logging.getLogger(__name__)

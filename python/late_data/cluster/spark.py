@@ -21,11 +21,11 @@ from late_data.cluster.common import (
     WORKER_CLASS,
     ClusterSettings,
     Tools,
-    launch,
     spark_secret,
     write_log4j_conf,
     write_private,
 )
+from late_data.cluster.processes import launch
 
 
 def authentication_properties(settings: ClusterSettings) -> dict[str, str]:

@@ -15,12 +15,11 @@ from late_data.cluster.common import (
     THRIFT_SERVER_CLASS,
     ClusterSettings,
     Tools,
-    launch,
-    port_answers,
     write_log4j_conf,
     write_private,
 )
 from late_data.cluster.metastore import hive_site
+from late_data.cluster.processes import launch, port_answers
 from late_data.cluster.spark import authentication_properties, properties_text, spark_env
 from late_data.environment import ProjectEnvironment, SetupError
 
