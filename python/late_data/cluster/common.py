@@ -255,12 +255,12 @@ def spark_secret(settings: ClusterSettings) -> str:
     return secret(settings, "spark-authenticate")
 
 
-def write_log4j_conf(directory: Path, root_level: str = "info") -> None:
+def write_log4j_conf(directory: Path) -> None:
     """Console logging for a service, minus the error a health check's bare connect makes a thrift
     server log."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "log4j2.properties").write_text(
-        f"rootLogger.level = {root_level}\nrootLogger.appenderRef.stdout.ref = console\n"
+        "rootLogger.level = info\nrootLogger.appenderRef.stdout.ref = console\n"
         "appender.console.type = Console\nappender.console.name = console\nappender.console.target = SYSTEM_ERR\n"
         "appender.console.layout.type = PatternLayout\n"
         "appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex\n"
