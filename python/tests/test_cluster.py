@@ -699,8 +699,13 @@ def test_scheduled_runs_through_thrift_one_writer_at_a_time_while_another_proces
     )
     log_path = home / "schedule.log"
     with open(log_path, "w") as log:
+        # Unbuffered: the test watches its output as it comes.
         scheduler = subprocess.Popen(
-            [sys.executable, "-m", "late_data.cli", *SCHEDULE], env=env, stdout=log, stderr=subprocess.STDOUT, text=True
+            [sys.executable, "-m", "late_data.cli", *SCHEDULE],
+            env={**env, "PYTHONUNBUFFERED": "1"},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
     try:
         wait_for_line(log_path, "holding the writer lock of schema analytics", scheduler)
@@ -713,9 +718,17 @@ def test_scheduled_runs_through_thrift_one_writer_at_a_time_while_another_proces
         for refused in map(finish, refusals):
             assert refused.returncode == 2 and holder in refused.stderr, refused.stderr[-3000:]
             assert "Traceback" not in refused.stderr
-        # The reader's own Spark application listens on loopback too (driver, block manager).
-        assert not [entry for entry in listening([reader.pid]) if not is_loopback_address(entry[1])]
         clock.lap("second scheduler and backfill refused")
+        # Once a run is done, the scheduler's generator and the reader have their Spark applications
+        # up: their drivers and block managers listen on loopback too, and their command lines
+        # carry no secret (spark-submit reads it from SPARK_CONF_DIR).
+        wait_for_line(log_path, "run_time=", scheduler, timeout=600)
+        clients = listening([scheduler.pid, reader.pid])
+        assert len({pid for pid, _, _, command in clients if "java" in command}) >= 2, clients
+        assert not [entry for entry in clients if not is_loopback_address(entry[1])], clients
+        spark_secret = (home / "cluster" / "secrets" / "spark-authenticate").read_text().strip()
+        tree = cluster.process_tree([scheduler.pid, reader.pid])
+        assert not [pid for pid in tree if spark_secret in cluster.command_line(pid)]
         scheduler.wait(timeout=600)
         clock.lap("three scheduled runs")
         stop.touch()
