@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from late_data import cluster
+from late_data.cluster import writer_lock
 from late_data.dbt_project import DbtProject, describe_failure
 from late_data.environment import ProjectEnvironment, SetupError, find_project_dir, lock_home, prepare_environment
 
@@ -352,6 +353,19 @@ def test_an_authentication_mode_needs_its_settings(clean_settings: Path, monkeyp
     assert (
         cluster.thriftserver.thriftserver_properties(opened, prepare_environment())["spark.driver.host"] == "192.0.2.10"
     )
+
+
+def test_a_writer_without_the_clusters_database_is_refused(
+    clean_settings: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer lock lives in the cluster's PostgreSQL: a writer on a shared catalog without it
+    stops, saying how to go on, rather than writing unguarded."""
+    monkeypatch.setenv("LATE_DATA_TARGET", "thrift")
+    with pytest.raises(
+        SetupError, match=r"writer lock is in the local cluster's PostgreSQL .* not running: run `late-data cluster up`"
+    ):
+        writer_lock.take_writer_lock(prepare_environment(), "analytics", "schedule")
+    assert writer_lock.lock_key("analytics") == writer_lock.lock_key("analytics") != writer_lock.lock_key("replay")
 
 
 # --- a cluster, up and down --------------------------------------------------------------------
