@@ -649,7 +649,8 @@ while not os.path.exists(sys.argv[1]):
     if all(spark.catalog.tableExists(f"analytics.{table}") for table in ("late_data_run_audit", "water_level_window_means")):
         seen.add(str(spark.sql("select max(run_time) from analytics.late_data_run_audit where outcome = 'success'").first()[0]))
         spark.sql("select count(*), sum(reading_count) from analytics.water_level_window_means").collect()
-    time.sleep(1)
+    # Every few seconds: each poll is a Spark job on the same two cores the scheduled runs need.
+    time.sleep(3)
 print(json.dumps(sorted(seen)), flush=True)
 """
 
