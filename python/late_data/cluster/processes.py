@@ -164,7 +164,21 @@ def running_pid(settings: ClusterSettings, name: str) -> int | None:
         pid = int(pid_file.read_text().split()[0])
     except (FileNotFoundError, ValueError, IndexError):
         return None
-    return pid if pid_alive(pid) and marker in command_line(pid) else None
+    if not pid_alive(pid):
+        return None
+    return pid if marker in settled_command_line(pid) else None
+
+
+def settled_command_line(pid: int, attempts: int = 40) -> str:
+    """The command line of a live process. It reads empty for a moment while the process execs
+    (spark-class ends in `exec java ...`): a busy machine made `cluster up` take a master that was
+    starting for one that had exited."""
+    for _ in range(attempts):
+        command = command_line(pid)
+        if command or not pid_alive(pid):
+            return command
+        time.sleep(0.05)
+    return ""
 
 
 def launch(
