@@ -569,26 +569,112 @@ def test_the_master_turns_away_an_application_without_the_secret(running_cluster
     assert refused, "".join(lines[-30:])
 
 
-# A second process on the shared catalog: the `cluster` target's Spark session (driver here,
-# executors on the workers), started the way the scheduler starts it, through dbt.
-CLUSTER_PROCESS = """
-import json, os, sys, time
+# Another process on the shared catalog: the `cluster` target's Spark session (driver there,
+# executors on the workers), started the way the scheduler starts it, through dbt. One for the
+# module (a Spark application costs a JVM and a dbt parse): it runs the commands the tests send,
+# one JSON line each, and answers each with one JSON line.
+CLIENT_PROCESS = """
+import contextlib, io, json, os, sys, time
+from late_data import cli
 from late_data.dbt_project import DbtProject
 from late_data.environment import prepare_environment
 spark = DbtProject(prepare_environment()).spark
-rows = spark.sql("select source, count(*) from shared.events group by source").collect()
-spark.sql("insert into shared.events values (2, 'cluster')")
-print(json.dumps({"seen": {row[0]: row[1] for row in rows}}), flush=True)
-while not os.path.exists(sys.argv[1]):
-    time.sleep(0.1)
-for i in range(int(sys.argv[2])):
-    spark.sql(f"insert into shared.events values ({100 + i}, 'cluster-burst')")
-print(json.dumps({"done": True}), flush=True)
+
+def watch(stop):
+    # Reads the published windows and the audit until told to stop; the audit is created when the
+    # first build starts, the result tables as it goes on. Every few seconds: each poll is a Spark
+    # job on the same two cores the scheduled runs need.
+    seen = set()
+    while not os.path.exists(stop):
+        if all(spark.catalog.tableExists(f"analytics.{t}") for t in ("late_data_run_audit", "water_level_window_means")):
+            seen.add(str(spark.sql("select max(run_time) from analytics.late_data_run_audit where outcome = 'success'").first()[0]))
+            spark.sql("select count(*), sum(reading_count) from analytics.water_level_window_means").collect()
+        time.sleep(3)
+    return sorted(seen)
+
+def late_data(args):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli.main(args)
+    return {"exit": code, "stdout": out.getvalue()}
+
+def run(command):
+    if "sql" in command:
+        return [[list(row) for row in spark.sql(sql).collect()] for sql in command["sql"]]
+    return watch(command["watch"]) if "watch" in command else late_data(command["late_data"])
+
+print(json.dumps({"ready": True}), flush=True)
+for line in sys.stdin:
+    try:
+        answer = {"ok": run(json.loads(line))}
+    except Exception as error:
+        answer = {"error": repr(error)}
+    print(json.dumps(answer, default=str), flush=True)
 """
 
 
+class ClusterClient:
+    """CLIENT_PROCESS, started; send() a command, receive() its answer."""
+
+    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+        # Its log to a file: a pipe nobody reads until the end would fill and stall its JVM.
+        self.log_path = log_path
+        with open(log_path, "w") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", CLIENT_PROCESS],
+                env={**env, "LATE_DATA_TARGET": "cluster"},
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+            )
+        self.started = False
+
+    def send(self, command: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        if not self.started:
+            self.receive()  # ready: its Spark application is up
+            self.started = True
+        self.process.stdin.write(json.dumps(command) + "\n")
+        self.process.stdin.flush()
+
+    def receive(self) -> Any:
+        """The next answer (lines that are not one, e.g. from a library, skipped); raises on an error."""
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with contextlib.suppress(ValueError):
+                answer = json.loads(line)
+                if isinstance(answer, dict) and answer.keys() & {"ok", "error", "ready"}:
+                    assert "error" not in answer, answer["error"]
+                    return answer.get("ok")
+        lines = self.log_path.read_text().splitlines()
+        causes = [line for line in lines if not line.lstrip().startswith("at ")]
+        raise AssertionError("the client ended: " + "\n".join(causes)[-3000:])
+
+    def ask(self, command: dict[str, Any]) -> Any:
+        self.send(command)
+        return self.receive()
+
+    def close(self) -> None:
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+@pytest.fixture(scope="module")
+def cluster_client(running_cluster: RunningCluster) -> Iterator[ClusterClient]:
+    client = ClusterClient(running_cluster.env, running_cluster.home / "client.log")
+    yield client
+    client.close()
+
+
 @pytest.mark.cluster
-def test_one_catalog_for_the_thrift_server_spark_and_dbt(running_cluster: RunningCluster) -> None:
+def test_one_catalog_for_the_thrift_server_spark_and_dbt(
+    running_cluster: RunningCluster, cluster_client: ClusterClient
+) -> None:
     env, burst = running_cluster.env, 6
     # Written through the Thrift Server...
     cursor = thrift_cursor(env)
@@ -605,27 +691,21 @@ def test_one_catalog_for_the_thrift_server_spark_and_dbt(running_cluster: Runnin
         env, "show", "--inline", "select count(*) as events, current_timezone() as tz from shared.events where id = 1"
     )
     # ... read by another Spark process, which writes too; then both commit to the table at once.
-    go = running_cluster.home / "go"
-    second = subprocess.Popen(
-        [sys.executable, "-c", CLUSTER_PROCESS, str(go), str(burst)],
-        env={**env, "LATE_DATA_TARGET": "cluster"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    seen, _ = cluster_client.ask(
+        {
+            "sql": [
+                "select source, count(*) from shared.events group by source",
+                "insert into shared.events values (2, 'cluster')",
+            ]
+        }
     )
-    try:
-        first_line = second.stdout.readline() if second.stdout else ""
-        assert first_line, second.stderr.read()[-3000:] if second.stderr else ""
-        assert json.loads(first_line) == {"seen": {"thrift": 1}}
-        go.touch()
-        for i in range(burst):
-            cursor.execute(f"insert into shared.events values ({200 + i}, 'thrift-burst')")
-        stdout, stderr = second.communicate(timeout=300)
-    finally:
-        if second.poll() is None:
-            second.kill()
-    causes = [line for line in stderr.splitlines() if not line.lstrip().startswith("at ")]
-    assert second.returncode == 0 and json.loads(stdout) == {"done": True}, "\n".join(causes)[-3000:]
+    assert seen == [["thrift", 1]]
+    cluster_client.send(
+        {"sql": [f"insert into shared.events values ({100 + i}, 'cluster-burst')" for i in range(burst)]}
+    )
+    for i in range(burst):
+        cursor.execute(f"insert into shared.events values ({200 + i}, 'thrift-burst')")
+    cluster_client.receive()
     cursor.execute("select source, count(*) from shared.events group by source order by source")
     assert cursor.fetchall() == [("cluster", 1), ("cluster-burst", burst), ("thrift", 1), ("thrift-burst", burst)]
     # Every commit kept: Hive locks in PostgreSQL serialise them (no commit lost, none failed).
@@ -635,24 +715,6 @@ def test_one_catalog_for_the_thrift_server_spark_and_dbt(running_cluster: Runnin
     shown, _ = show.communicate(timeout=300)
     assert show.returncode == 0 and "|      1 | UTC |" in shown, shown[-3000:]
 
-
-# A reader on the shared catalog while the scheduler runs through the Thrift Server: its own Spark
-# application (`cluster` target) reads the published windows and the audit until told to stop.
-READER_PROCESS = """
-import json, os, sys, time
-from late_data.dbt_project import DbtProject
-from late_data.environment import prepare_environment
-spark = DbtProject(prepare_environment()).spark
-seen = set()
-while not os.path.exists(sys.argv[1]):
-    # The audit is created when the first build starts, the result tables as it goes on.
-    if all(spark.catalog.tableExists(f"analytics.{table}") for table in ("late_data_run_audit", "water_level_window_means")):
-        seen.add(str(spark.sql("select max(run_time) from analytics.late_data_run_audit where outcome = 'success'").first()[0]))
-        spark.sql("select count(*), sum(reading_count) from analytics.water_level_window_means").collect()
-    # Every few seconds: each poll is a Spark job on the same two cores the scheduled runs need.
-    time.sleep(3)
-print(json.dumps(sorted(seen)), flush=True)
-"""
 
 SCHEDULE = [
     "schedule",
@@ -690,28 +752,21 @@ def wait_for_line(path: Path, text: str, process: subprocess.Popen[str], timeout
     while text not in (path.read_text() if path.exists() else ""):
         assert process.poll() is None, path.read_text()[-3000:]
         assert time.monotonic() < deadline, f"no {text!r} in {path} after {timeout} s"
-        time.sleep(0.2)
+        time.sleep(0.5)
 
 
 @pytest.mark.cluster
 def test_scheduled_runs_through_thrift_one_writer_at_a_time_while_another_process_reads(
-    running_cluster: RunningCluster,
+    running_cluster: RunningCluster, cluster_client: ClusterClient
 ) -> None:
     """`late-data schedule` with dbt on the thrift target (its generator on a `cluster` session), a
-    second scheduler and a backfill refused meanwhile by the writer lock, a reader on the results,
-    then the oracle from a third process: 0 mismatched."""
+    second scheduler and a backfill refused meanwhile by the writer lock, another process reading
+    the results, then the oracle (`late-data check`) from that other process: 0 mismatched."""
     env, home = {**running_cluster.env, "LATE_DATA_TARGET": "thrift"}, running_cluster.home
     clock = Stopwatch()
     setup = late_data(env, "setup")
     assert setup.returncode == 0 and "raw tables raw.water_level_readings" in setup.stdout, setup.stderr[-3000:]
     stop = home / "stop_reading"
-    reader = subprocess.Popen(
-        [sys.executable, "-c", READER_PROCESS, str(stop)],
-        env={**env, "LATE_DATA_TARGET": "cluster"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
     log_path = home / "schedule.log"
     with open(log_path, "w") as log:
         # Unbuffered: the test watches its output as it comes.
@@ -722,6 +777,7 @@ def test_scheduled_runs_through_thrift_one_writer_at_a_time_while_another_proces
             stderr=subprocess.STDOUT,
             text=True,
         )
+    cluster_client.send({"watch": str(stop)})
     try:
         wait_for_line(log_path, "holding the writer lock of schema analytics", scheduler)
         clock.lap("setup, scheduler holds the lock")
@@ -734,44 +790,42 @@ def test_scheduled_runs_through_thrift_one_writer_at_a_time_while_another_proces
             assert refused.returncode == 2 and holder in refused.stderr, refused.stderr[-3000:]
             assert "Traceback" not in refused.stderr
         clock.lap("second scheduler and backfill refused")
-        # Once a run is done, the scheduler's generator and the reader have their Spark applications
-        # up: their drivers and block managers listen on loopback too, and their command lines
-        # carry no secret (spark-submit reads it from SPARK_CONF_DIR).
+        # Once a run is done, the scheduler's generator has its Spark application up: it and the
+        # client's listen on loopback too (driver, block manager), and their command lines carry
+        # no secret (spark-submit reads it from SPARK_CONF_DIR).
         wait_for_line(log_path, "run_time=", scheduler, timeout=600)
-        clients = listening([scheduler.pid, reader.pid])
+        clients = listening([scheduler.pid, cluster_client.process.pid])
         assert len({pid for pid, _, _, command in clients if "java" in command}) >= 2, clients
         assert not [entry for entry in clients if not is_loopback_address(entry[1])], clients
         spark_secret = (home / "cluster" / "secrets" / "spark-authenticate").read_text().strip()
-        tree = cluster.process_tree([scheduler.pid, reader.pid])
+        tree = cluster.process_tree([scheduler.pid, cluster_client.process.pid])
         assert not [pid for pid in tree if spark_secret in cluster.command_line(pid)]
         scheduler.wait(timeout=600)
         clock.lap("three scheduled runs")
-        stop.touch()
-        reads, reader_errors = reader.communicate(timeout=300)
     finally:
-        for process in (scheduler, reader):
-            if process.poll() is None:
-                process.kill()
+        stop.touch()
+        if scheduler.poll() is None:
+            scheduler.kill()
+    seen = cluster_client.receive()
     schedule_output = log_path.read_text()
     assert scheduler.returncode == 0, schedule_output[-5000:]
     run_lines = [line for line in schedule_output.splitlines() if line.startswith("run_time=")]
     assert len(run_lines) >= 3, schedule_output[-5000:]
-    assert reader.returncode == 0, reader_errors[-3000:]
-    # The reader saw the runs' audit as they landed, at least one of them while the scheduler ran.
-    assert json.loads(reads.strip().splitlines()[-1]), reads
-    # The oracle from a third process, while the data tests run through the Thrift Server. Not
-    # dbt's unit tests: its unit-test materialization runs a row-less statement with run_query,
-    # which PyHive's fetch cannot take through a Thrift Server; they run embedded (test_unit_tests.py).
+    # The client saw the runs' audit as they landed, at least one of them while the scheduler ran.
+    assert seen, seen
+    # The oracle, while the data tests run through the Thrift Server. Not dbt's unit tests: its
+    # unit-test materialization runs a row-less statement with run_query, which PyHive's fetch
+    # cannot take through a Thrift Server; they run embedded (test_unit_tests.py).
     last_run = run_lines[-1].split()[0].removeprefix("run_time=") + " " + run_lines[-1].split()[1]
-    check = late_data_process({**env, "LATE_DATA_TARGET": "cluster"}, "check", "--run-time", last_run)
+    cluster_client.send({"late_data": ["check", "--run-time", last_run]})
     # Four threads: each test is a small query, most of its time the round trips of a Thrift session.
     tests = finish(dbt_process(env, "test", "--exclude", "test_type:unit", "--threads", "4"))
     clock.lap("dbt test")
     assert tests.returncode == 0 and "ERROR=0" in tests.stdout, tests.stdout[-3000:]
-    checked = finish(check)
+    checked = cluster_client.receive()
     clock.lap("late-data check")
-    assert checked.returncode == 0 and " 0 mismatched" in checked.stdout, checked.stdout + checked.stderr[-3000:]
-    assert int(checked.stdout.split("check: ")[1].split()[0]) > 50
+    assert checked["exit"] == 0 and " 0 mismatched" in checked["stdout"], checked
+    assert int(checked["stdout"].split("check: ")[1].split()[0]) > 50
     # Table maintenance last: it expires snapshots whose files the oracle may still have been reading.
     maintain = finish(dbt_process(env, "run-operation", "late_data_maintain_tables"))
     clock.lap("table maintenance")
@@ -779,7 +833,10 @@ def test_scheduled_runs_through_thrift_one_writer_at_a_time_while_another_proces
 
 
 @pytest.mark.cluster
-def test_cluster_down_stops_everything_it_started(running_cluster: RunningCluster) -> None:
+def test_cluster_down_stops_everything_it_started(
+    running_cluster: RunningCluster, cluster_client: ClusterClient
+) -> None:
+    cluster_client.close()  # an application of its own, not the cluster's to stop
     env, pids = running_cluster.env, list(running_cluster.pids.values())
     down = late_data(env, "cluster", "down")
     assert down.returncode == 0, down.stderr[-3000:]
