@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from late_data.backfill import run_backfill
 from late_data.dbt_project import DbtInvocationError, DbtProject
 from late_data.environment import (
     TABLE_FORMATS,
+    ProjectEnvironment,
     SetupError,
     delta_jars_unavailable,
     prepare_environment,
@@ -26,11 +28,12 @@ from late_data.environment import (
 from late_data.generator import LATENESS_PROFILES, PageScenario, Scenario
 from late_data.oracle import WindowSettings, compare_window_means
 from late_data.pipeline import Upkeep, run_pipeline, run_real_clock, run_simulated, scenario_feed, scheduled_selection
-from late_data.raw_tables import ensure_raw_tables
+from late_data.raw_tables import create_raw_tables, require_raw_tables
 from late_data.status import read_status
 from late_data.timeutil import parse_timestamp, utc_now
 
 if TYPE_CHECKING:
+    from late_data.cluster.writer_lock import WriterLock
     from late_data_bench.benchmarks import BenchCell
 
 log = logging.getLogger("late_data")
@@ -65,19 +68,45 @@ def parse_time(text: str) -> datetime:
         ) from None
 
 
+def positive_int(text: str) -> int:
+    """A count or a duration that must be at least 1 (argparse names the flag with the message)."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
+def count_or_never(text: str) -> int:
+    """A whole number where 0 means never or none."""
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 0")
+    return int(text)
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number above 0")
+    return value
+
+
 def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
     defaults = Scenario()
-    parser.add_argument("--locations", type=int, default=defaults.locations)
-    parser.add_argument("--reading-interval", type=int, default=defaults.reading_interval_seconds, help="seconds")
+    parser.add_argument("--locations", type=positive_int, default=defaults.locations)
+    parser.add_argument(
+        "--reading-interval", type=positive_int, default=defaults.reading_interval_seconds, help="seconds"
+    )
     parser.add_argument("--late-share", type=float, default=defaults.late_share)
     parser.add_argument("--lateness", choices=LATENESS_PROFILES, default=defaults.lateness)
-    parser.add_argument("--max-lateness", type=int, default=defaults.max_lateness_seconds, help="seconds")
+    parser.add_argument("--max-lateness", type=count_or_never, default=defaults.max_lateness_seconds, help="seconds")
     parser.add_argument("--correction-share", type=float, default=defaults.correction_share)
     parser.add_argument("--moved-correction-share", type=float, default=defaults.moved_correction_share)
     parser.add_argument("--too-late-share", type=float, default=defaults.too_late_share)
     parser.add_argument("--seed", type=int, default=defaults.seed)
     page_defaults = PageScenario()
-    parser.add_argument("--pages", type=int, default=page_defaults.pages, help="page-count series; 0: none")
+    parser.add_argument("--pages", type=count_or_never, default=page_defaults.pages, help="page-count series; 0: none")
     parser.add_argument("--page-late-share", type=float, default=page_defaults.late_share)
     parser.add_argument("--origin", type=parse_time, required=True, help="first tick of the scenario (UTC)")
 
@@ -115,7 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    commands.add_parser("setup", help="lay out LATE_DATA_HOME (jars) so plain `dbt` commands work")
+    commands.add_parser(
+        "setup", help="lay out LATE_DATA_HOME (jars) so plain `dbt` commands work, and create the raw tables"
+    )
 
     generate_command = commands.add_parser("generate", help="append the scenario's rows for [start, end)")
     add_scenario_arguments(generate_command)
@@ -124,18 +155,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     schedule = commands.add_parser("schedule", help="run the pipeline on a schedule in one warm process")
     schedule.add_argument("--clock", choices=("real", "simulated"), default="real")
-    schedule.add_argument("--interval", type=int, default=60, help="seconds between runs")
-    schedule.add_argument("--offset", type=int, default=10, help="seconds after the interval boundary")
-    schedule.add_argument("--runs", type=int, default=None, help="real clock: stop after this many runs")
+    schedule.add_argument("--interval", type=positive_int, default=60, help="seconds between runs")
+    schedule.add_argument("--offset", type=count_or_never, default=10, help="seconds after the interval boundary")
+    schedule.add_argument("--runs", type=positive_int, default=None, help="real clock: stop after this many runs")
     schedule.add_argument(
         "--maintain-every",
-        type=int,
+        type=count_or_never,
         default=60,
         help="expire old table snapshots and compact after every N runs (0: never)",
     )
     schedule.add_argument(
         "--reconcile-every",
-        type=int,
+        type=count_or_never,
         default=60,
         help="make every N-th run a reconciliation: recompute every checked window from raw and repair (0: never)",
     )
@@ -146,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     backfill = commands.add_parser("backfill", help="recompute an event-time range in chunks, with a change manifest")
     backfill.add_argument("--from", dest="start", type=parse_time, required=True, help="event time, inclusive")
     backfill.add_argument("--to", dest="end", type=parse_time, required=True, help="event time, exclusive")
-    backfill.add_argument("--chunk-hours", type=float, default=1.0)
+    backfill.add_argument("--chunk-hours", type=positive_float, default=1.0)
     backfill.add_argument(
         "--include-too-late",
         action="store_true",
@@ -166,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LOCATIONS:HOURS:LATENESS[:LATE_WINDOW_HOURS]",
         help="measure only these cells, e.g. 1000:2:heavy or 1000:25:sparse:24 (repeatable)",
     )
-    bench.add_argument("--runs", type=int, default=None, help="timed runs per cell (default: 5, quick: 2)")
+    bench.add_argument("--runs", type=positive_int, default=None, help="timed runs per cell (default: 5, quick: 2)")
     bench.add_argument(
         "--thrift",
         action="store_true",
@@ -200,9 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     demo = commands.add_parser("demo", help="2 hours of the scenario on a simulated clock, then the oracle")
-    demo.add_argument("--hours", type=float, default=2.0)
-    demo.add_argument("--interval", type=int, default=900, help="seconds between simulated runs")
-    demo.add_argument("--offset", type=int, default=10)
+    demo.add_argument("--hours", type=positive_float, default=2.0)
+    demo.add_argument("--interval", type=positive_int, default=900, help="seconds between simulated runs")
+    demo.add_argument("--offset", type=count_or_never, default=10)
     return parser
 
 
@@ -220,22 +251,48 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def open_project() -> DbtProject:
-    """The environment laid out and checked, and a dbt project on it (holds LATE_DATA_HOME's lock)."""
-    return DbtProject(prepare_environment())
+def open_project(writer: str | None = None) -> DbtProject:
+    """The environment laid out and checked, and a dbt project on it (holds LATE_DATA_HOME's lock).
+    `writer`: the command, when it writes the result tables; it then holds the schema's writer lock
+    on a shared catalog, taken before Spark starts."""
+    environment = prepare_environment()
+    lock = writer_lock(environment, writer) if writer else None
+    project = DbtProject(environment)
+    if lock is not None:
+        project.hold(lock)
+    return project
+
+
+def writer_lock(environment: ProjectEnvironment, command: str) -> WriterLock | None:
+    """None where one writer is already certain: the embedded targets' LATE_DATA_HOME lock admits
+    one process, and LATE_DATA_WRITER_LOCK=off leaves it to whatever schedules the runs."""
+    if not environment.shares_catalog or os.environ.get("LATE_DATA_WRITER_LOCK") == "off":
+        return None
+    from late_data.cluster.writer_lock import take_writer_lock
+
+    return take_writer_lock(environment, os.environ.get("LATE_DATA_SCHEMA", "analytics"), command)
 
 
 def raw_tables(project: DbtProject) -> dict[str, str]:
-    """The raw tables by name, created when missing: commands that feed, read or rebuild from raw
-    work on a fresh LATE_DATA_HOME too."""
-    return ensure_raw_tables(project.spark, project.raw_schema(), project.environment.table_format)
+    """The raw tables by name; refused, naming them, when one is missing (only `setup` and
+    `generate` create them)."""
+    return require_raw_tables(project.query, project.raw_schema())
+
+
+def require_range(start: datetime, end: datetime, start_flag: str, end_flag: str) -> None:
+    """Before Spark starts: a range that holds nothing would run and report success on nothing."""
+    if end <= start:
+        raise ValueError(f"{end_flag} {end} is not after {start_flag} {start}: the range is empty")
 
 
 def setup_command(args: argparse.Namespace) -> int:
-    environment = prepare_environment()
+    """A fresh machine ends ready to run: LATE_DATA_HOME laid out and the raw tables there."""
+    project = open_project()
+    tables = create_raw_tables(project.execute, project.raw_schema(), project.environment.table_format)
+    environment = project.environment
     print(
         f"late-data: ready in {environment.home} (table format {environment.table_format},"
-        f" target {environment.profile_target})"
+        f" target {environment.profile_target}; raw tables {', '.join(tables.values())})"
     )
     return 0
 
@@ -258,9 +315,11 @@ def cluster_command(args: argparse.Namespace) -> int:
 
 
 def generate_command(args: argparse.Namespace) -> int:
+    require_range(args.start, args.end, "--start", "--end")
+    scenario, pages = scenario_from(args), page_scenario_from(args)
     project = open_project()
-    tables = raw_tables(project)
-    scenario_feed(project, tables, args.origin, scenario_from(args), page_scenario_from(args))(args.start, args.end)
+    tables = create_raw_tables(project.execute, project.raw_schema(), project.environment.table_format)
+    scenario_feed(project, tables, args.origin, scenario, pages)(args.start, args.end)
     log.info("appended the rows arriving in [%s, %s) to %s", args.start, args.end, ", ".join(tables.values()))
     return 0
 
@@ -269,8 +328,11 @@ def schedule_command(args: argparse.Namespace) -> int:
     """A missing --end is refused before Spark and dbt start (tens of seconds)."""
     if args.clock == "simulated" and args.end is None:
         raise ValueError("--clock simulated needs --end")
-    project = open_project()
-    feed = scenario_feed(project, raw_tables(project), args.origin, scenario_from(args), page_scenario_from(args))
+    if args.clock == "simulated":
+        require_range(args.origin, args.end, "--origin", "--end")
+    scenario, pages = scenario_from(args), page_scenario_from(args)
+    project = open_project(writer="schedule")
+    feed = scenario_feed(project, raw_tables(project), args.origin, scenario, pages)
     interval, offset = timedelta(seconds=args.interval), timedelta(seconds=args.offset)
     upkeep = Upkeep(reconcile_every=args.reconcile_every, maintain_every=args.maintain_every)
     if args.clock == "simulated":
@@ -282,7 +344,8 @@ def schedule_command(args: argparse.Namespace) -> int:
 
 
 def backfill_command(args: argparse.Namespace) -> int:
-    project = open_project()
+    require_range(args.start, args.end, "--from", "--to")
+    project = open_project(writer="backfill")
     raw_tables(project)
     changes, manifest = run_backfill(
         project,
@@ -315,22 +378,30 @@ def bench_command(args: argparse.Namespace) -> int:
     from late_data_bench.benchmarks import run_bench
 
     environment = prepare_environment()
+    # On a shared catalog, the schema's writer lock for the whole bench (its cells run in processes
+    # of their own, which take no lock of their own).
+    lock = writer_lock(environment, "bench")
     machine = (
         f"Measured {datetime.now(UTC):%Y-%m-%d} on {os.cpu_count()} cores, {memory_gib()} GiB, Spark local[*],"
         f" {environment.table_format.capitalize()} tables."
     )
     cells = tuple(args.cells) if args.cells else None
-    for path in run_bench(args.out, machine, cells, args.runs, quick=args.quick, thrift=args.thrift):
-        print(f"bench: wrote {path}")
+    try:
+        for path in run_bench(args.out, machine, cells, args.runs, quick=args.quick, thrift=args.thrift):
+            print(f"bench: wrote {path}")
+    finally:
+        if lock is not None:
+            lock.close()
     return 0
 
 
 def check_command(args: argparse.Namespace) -> int:
     """Exit 1 on any mismatched window, so a scheduler or CI can alert on it."""
     project = open_project()
+    source = raw_tables(project)["water_level_readings"]
     comparison = compare_window_means(
         project.spark,
-        raw_tables(project)["water_level_readings"],
+        source,
         f"{project.target_schema()}.water_level_window_means",
         args.run_time,
         WindowSettings(
@@ -343,7 +414,7 @@ def check_command(args: argparse.Namespace) -> int:
 
 
 def reconcile_command(args: argparse.Namespace) -> int:
-    project = open_project()
+    project = open_project(writer="reconcile")
     raw_tables(project)
     report = run_pipeline(
         project, args.run_time or utc_now(), scheduled_selection(None, first_run=False), reconcile=True
@@ -361,7 +432,9 @@ def status_command(args: argparse.Namespace) -> int:
 def demo_command(args: argparse.Namespace) -> int:
     from late_data.demo import run_demo
 
-    mismatched = run_demo(open_project(), args.hours, timedelta(seconds=args.interval), timedelta(seconds=args.offset))
+    mismatched = run_demo(
+        open_project(writer="demo"), args.hours, timedelta(seconds=args.interval), timedelta(seconds=args.offset)
+    )
     return 1 if mismatched else 0
 
 

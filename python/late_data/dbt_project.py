@@ -8,7 +8,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from late_data.environment import (
     DELTA_PACKAGE,
@@ -17,6 +17,8 @@ from late_data.environment import (
     check_delta_classpath,
     installed_version,
     lock_home,
+    require_cluster_client_conf,
+    validate_identifier,
 )
 
 log = logging.getLogger(__name__)
@@ -33,6 +35,10 @@ STAGED_VIEW = re.compile(r"__staged_[0-9a-f]{12}$")
 
 class DbtInvocationError(RuntimeError):
     """A dbt command failed; the message carries dbt's own error."""
+
+
+class Closeable(Protocol):
+    def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -53,9 +59,9 @@ class DbtProject:
         """`callbacks`: called with every dbt event (an EventMsg) of every invocation, e.g. to watch
         a run's statements as they start (the fault-injection tests kill the process from one)."""
         self.environment = environment
-        self.project_vars = dict(project_vars or {})
+        self.project_vars = validated_vars(project_vars or {})
         self.callbacks = list(callbacks)
-        self._home_lock = lock_home(environment)
+        self._held: list[Closeable] = [lock for lock in (lock_home(environment),) if lock is not None]
         self._manifest: Any = None
         self._manifest_key = self._parse_key()
         self._manifests: dict[str, Any] = {}
@@ -70,6 +76,8 @@ class DbtProject:
         from pyspark.sql import SparkSession
 
         if SparkContext._active_spark_context is None:
+            if self.environment.shares_catalog:
+                require_cluster_client_conf()
             if self.environment.profile_target == "thrift":
                 # dbt's thrift method runs no Spark in this process; raw data, oracles and audit
                 # reads use a `cluster`-target session on the same shared catalog instead.
@@ -99,22 +107,38 @@ class DbtProject:
         Spark of its own), the dbt-started Spark session otherwise."""
         if self.environment.profile_target != "thrift":
             return [row.asDict() for row in self.spark.sql(sql).collect()]
+        cursor = self._cursor()
+        cursor.execute(sql)
+        names = [column[0].split(".")[-1] for column in cursor.description or []]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def execute(self, sql: str) -> None:
+        """A statement that returns no rows (DDL), through the target's own engine like query():
+        PyHive cannot fetch a result without columns."""
+        if self.environment.profile_target != "thrift":
+            self.spark.sql(sql)
+        else:
+            self._cursor().execute(sql)
+
+    def _cursor(self) -> Any:
         if self._thrift_cursor is None:
             from pyhive import hive
 
+            auth = os.environ.get("LATE_DATA_THRIFT_AUTH", "NONE").upper()
             self._thrift_cursor = hive.connect(
                 host=os.environ.get("LATE_DATA_THRIFT_HOST", os.environ.get("LATE_DATA_CLUSTER_HOST", "127.0.0.1")),
                 port=int(os.environ.get("LATE_DATA_THRIFT_PORT", "10015")),
                 username=os.environ.get("LATE_DATA_THRIFT_USER", "late_data"),
+                auth=auth,
+                # PyHive takes a password in these modes only (and requires one there).
+                password=os.environ.get("LATE_DATA_THRIFT_PASSWORD") if auth in ("LDAP", "CUSTOM") else None,
             ).cursor()
-        self._thrift_cursor.execute(sql)
-        names = [column[0].split(".")[-1] for column in self._thrift_cursor.description or []]
-        return [dict(zip(names, row, strict=True)) for row in self._thrift_cursor.fetchall()]
+        return self._thrift_cursor
 
     def use_vars(self, project_vars: dict[str, Any]) -> None:
         """Switch the project vars (settings such as the late window). The project is parsed again
         when they changed; a parsed project is kept per set of vars, so switching back costs nothing."""
-        self.project_vars = dict(project_vars)
+        self.project_vars = validated_vars(project_vars)
         self._manifest_key = self._parse_key()
         self._manifest = self._manifests.get(self._manifest_key)
 
@@ -253,9 +277,21 @@ class DbtProject:
             self.spark.sql(f"drop schema if exists {schema} cascade")
         self.forget_warehouse_state()
 
+    def hold(self, resource: Closeable) -> None:
+        """Keep `resource` (a lock) until the project is closed."""
+        self._held.append(resource)
+
     def close(self) -> None:
-        if self._home_lock is not None:
-            self._home_lock.close()
+        for resource in reversed(self._held):
+            resource.close()
+        self._held.clear()
+
+
+def validated_vars(project_vars: dict[str, Any]) -> dict[str, Any]:
+    """Project vars as given; the schema names among them reach SQL unquoted, so checked first."""
+    if "raw_schema" in project_vars:
+        validate_identifier("var raw_schema", str(project_vars["raw_schema"]))
+    return dict(project_vars)
 
 
 # What dbt reports when Spark cannot open the Hive metastore (the JVM's stderr has the cause,

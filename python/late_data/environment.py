@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import fcntl
+import ipaddress
 import os
 import re
 import shutil
+import socket
+import tempfile
 import zipfile
 from dataclasses import dataclass
 from importlib import metadata
@@ -31,6 +34,23 @@ PORT_SETTINGS = {
     "LATE_DATA_THRIFT_PORT": 10015,
 }
 URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+# Names that reach SQL unquoted (schemas) and values that reach Spark settings or command lines.
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+HOST_NAME = re.compile(
+    r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
+)
+USER_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}$")
+MEMORY = re.compile(r"^[1-9][0-9]*[kKmMgGtT]?$")
+# A path or URI ends up in SQL string literals (scratch), in the comma-separated spark.jars and
+# in the space-separated spark.driver.extraJavaOptions (LATE_DATA_HOME): none of these is escaped.
+UNSAFE_IN_LOCATION = re.compile(r"[\s'\"`\\,;]")
+# Free-form settings copied into Spark settings (master URLs, the metastore URI); commas separate
+# several masters or metastores.
+UNSAFE_IN_SETTING = re.compile(r"[\s'\"`\\;]")
+LOG_LEVELS = ("ALL", "DEBUG", "ERROR", "FATAL", "INFO", "OFF", "TRACE", "WARN")
+# The Thrift Server's hive.server2.authentication modes (server and `thrift` clients); NONE takes any
+# user name and no password.
+THRIFT_AUTH_MODES = ("NONE", "LDAP", "KERBEROS", "CUSTOM")
 # Delta: the Python package (requirements.txt pins it) and the jars Spark loads must be one release.
 # PySpark 3.5 is built for Scala 2.12. The profile's Maven coordinate takes the version from
 # LATE_DATA_DELTA_VERSION, which prepare_environment sets from the installed package.
@@ -102,8 +122,10 @@ def prepare_environment() -> ProjectEnvironment:
     if table_format not in TABLE_FORMATS:
         raise SetupError(f"LATE_DATA_TABLE_FORMAT={table_format!r} is not supported: use one of {TABLE_FORMATS}")
     target = validate_target(target_setting or table_format, table_format)
+    validate_names_and_hosts()
     require_java()
-    home = Path(os.environ.get("LATE_DATA_HOME", project_dir / ".late_data")).resolve()
+    home = Path(os.environ.get("LATE_DATA_HOME") or project_dir / ".late_data").resolve()
+    refuse_unsafe_location("LATE_DATA_HOME", str(home))
     environment = ProjectEnvironment(project_dir=project_dir, home=home, table_format=table_format, target=target)
     warehouse = validate_location("LATE_DATA_WAREHOUSE", os.environ.get("LATE_DATA_WAREHOUSE"))
     scratch = validate_location("LATE_DATA_SCRATCH", os.environ.get("LATE_DATA_SCRATCH"))
@@ -111,8 +133,10 @@ def prepare_environment() -> ProjectEnvironment:
         validate_shared_settings(warehouse, scratch)
     if table_format == "delta":
         os.environ["LATE_DATA_DELTA_VERSION"] = check_delta_setup(os.environ.get("DELTA_JARS"))
-    home.mkdir(parents=True, exist_ok=True)
+    require_usable_home(home)
     link_iceberg_jar(environment)
+    if environment.shares_catalog:
+        export_cluster_client_conf(home)
     os.environ["LATE_DATA_HOME"] = str(home)
     os.environ["LATE_DATA_TABLE_FORMAT"] = table_format
     os.environ["LATE_DATA_TARGET"] = target
@@ -146,6 +170,7 @@ def validate_location(name: str, value: str | None) -> str | None:
     path against each process's working directory, so it is refused."""
     if not value:
         return None
+    refuse_unsafe_location(name, value)
     if URI_SCHEME.match(value) or value.startswith("file:/"):
         return value
     if not os.path.isabs(value):
@@ -154,6 +179,14 @@ def validate_location(name: str, value: str | None) -> str | None:
             "(hdfs://..., s3a://...)"
         )
     return os.path.normpath(value)
+
+
+def refuse_unsafe_location(name: str, value: str) -> None:
+    if UNSAFE_IN_LOCATION.search(value):
+        raise SetupError(
+            f"{name}={value!r} holds a space, quote, backslash, comma or semicolon: it reaches SQL and Spark"
+            " settings unescaped; use a path or URI without them"
+        )
 
 
 def is_local_location(location: str) -> bool:
@@ -170,6 +203,136 @@ def validate_shared_settings(warehouse: str | None, scratch: str | None) -> None
             f"LATE_DATA_WAREHOUSE={warehouse!r} is not on the local disk but LATE_DATA_SCRATCH is "
             f"{scratch or 'unset (LATE_DATA_HOME/scratch)'}: set LATE_DATA_SCRATCH to a location every executor "
             "reaches, e.g. next to the warehouse"
+        )
+
+
+def validate_names_and_hosts() -> None:
+    """Every name and host from the environment that reaches SQL, a Spark setting or a command line,
+    checked once before anything starts (each refused naming the variable and its value)."""
+    identifier_setting("LATE_DATA_SCHEMA", "analytics")
+    for name in ("LATE_DATA_CLUSTER_HOST", "LATE_DATA_THRIFT_HOST"):
+        host_setting(name)
+    pattern_setting("LATE_DATA_THRIFT_USER", "late_data", USER_NAME, "a user name (letters, digits, _ . @ -)")
+    for name in ("LATE_DATA_DRIVER_MEMORY", "LATE_DATA_EXECUTOR_MEMORY"):
+        memory_setting(name, "1g")
+    for name in ("LATE_DATA_SHUFFLE_PARTITIONS", "LATE_DATA_APP_CORES"):
+        count_setting(name, 1, minimum=1)
+    for name in ("LATE_DATA_THRIFT_POLL_INTERVAL", "LATE_DATA_THRIFT_CONNECT_RETRIES"):
+        count_setting(name, 0, minimum=0)
+    for name in ("LATE_DATA_SPARK_MASTER", "LATE_DATA_CLUSTER_MASTER", "LATE_DATA_METASTORE_URI"):
+        value = os.environ.get(name)
+        if value is not None and (not value or UNSAFE_IN_SETTING.search(value)):
+            raise SetupError(f"{name}={value!r} is not a URL: no spaces, quotes, backslashes or semicolons")
+    thrift_auth = os.environ.get("LATE_DATA_THRIFT_AUTH")
+    if thrift_auth is not None:
+        if thrift_auth.upper() not in THRIFT_AUTH_MODES:
+            raise SetupError(f"LATE_DATA_THRIFT_AUTH={thrift_auth!r} is not one of {THRIFT_AUTH_MODES}")
+        # dbt-spark compares the profile's `auth` in upper case.
+        os.environ["LATE_DATA_THRIFT_AUTH"] = thrift_auth.upper()
+    writer_lock = os.environ.get("LATE_DATA_WRITER_LOCK")
+    if writer_lock is not None and writer_lock not in ("on", "off"):
+        raise SetupError(f"LATE_DATA_WRITER_LOCK={writer_lock!r} is not on or off")
+    level = os.environ.get("LATE_DATA_SPARK_LOG_LEVEL")
+    if level is not None and level.upper() not in LOG_LEVELS:
+        raise SetupError(f"LATE_DATA_SPARK_LOG_LEVEL={level!r} is not a log level: use one of {LOG_LEVELS}")
+
+
+def validate_identifier(name: str, value: str) -> str:
+    """A schema name spliced into SQL: letters, digits and underscores, not starting with a digit."""
+    if not IDENTIFIER.match(value):
+        raise SetupError(
+            f"{name}={value!r} is not a plain identifier: use letters, digits and underscores, starting"
+            " with a letter or underscore"
+        )
+    return value
+
+
+def identifier_setting(name: str, default: str) -> str:
+    return validate_identifier(name, os.environ.get(name, default))
+
+
+def host_setting(name: str, default: str = "127.0.0.1") -> str:
+    """A host name or IPv4 address from the environment: it reaches Spark URLs and the servers'
+    command lines."""
+    value = os.environ.get(name) or default
+    try:
+        address = ipaddress.ip_address(value)
+    except ValueError:
+        address = None
+    if (address is not None and address.version != 4) or (address is None and not HOST_NAME.match(value)):
+        raise SetupError(f"{name}={value!r} is not a host name or an IPv4 address")
+    return value
+
+
+def is_loopback(host: str) -> bool:
+    """True when every address `host` names is a loopback address (127.0.0.0/8, ::1)."""
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)}
+    except socket.gaierror:
+        return False
+    return bool(addresses) and all(ipaddress.ip_address(address).is_loopback for address in addresses)
+
+
+def pattern_setting(name: str, default: str, pattern: re.Pattern[str], what: str) -> str:
+    value = os.environ.get(name) or default
+    if not pattern.match(value):
+        raise SetupError(f"{name}={value!r} is not {what}")
+    return value
+
+
+def memory_setting(name: str, default: str) -> str:
+    return pattern_setting(name, default, MEMORY, "an amount of memory (e.g. 512m, 2g)")
+
+
+def count_setting(name: str, default: int, minimum: int = 1, maximum: int | None = None) -> int:
+    text = os.environ.get(name) or str(default)
+    if not text.isdigit() or int(text) < minimum or (maximum is not None and int(text) > maximum):
+        bound = f"{minimum}-{maximum}" if maximum is not None else f"{minimum} or more"
+        raise SetupError(f"{name}={text!r} is not a whole number ({bound})")
+    return int(text)
+
+
+def require_usable_home(home: Path) -> None:
+    """LATE_DATA_HOME exists (made when missing) and this process can write in it."""
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=home):
+            pass
+    except OSError as error:
+        reason = "is a file, not a directory" if home.is_file() else f"is not usable ({error.strerror})"
+        raise SetupError(f"LATE_DATA_HOME={home} {reason}: set LATE_DATA_HOME to a writable directory") from None
+
+
+def cluster_client_conf_dir(home: Path) -> Path:
+    """Spark's configuration for processes on the local cluster (`late-data cluster up` writes it):
+    spark-defaults.conf with spark.authenticate and the cluster's secret."""
+    return home / "cluster" / "conf" / "client"
+
+
+def export_cluster_client_conf(home: Path) -> None:
+    """A shared-catalog target's Spark reads the cluster's secret from SPARK_CONF_DIR (never from a
+    command line or the environment): point it at the local cluster's client configuration,
+    unless SPARK_CONF_DIR is set already."""
+    conf = cluster_client_conf_dir(home)
+    if "SPARK_CONF_DIR" not in os.environ and (conf / "spark-defaults.conf").is_file():
+        os.environ["SPARK_CONF_DIR"] = str(conf)
+
+
+def require_cluster_client_conf() -> None:
+    """Before a shared-catalog target starts Spark: its SPARK_CONF_DIR carries the cluster's
+    spark.authenticate secret, else the master would turn the application away."""
+    conf = os.environ.get("SPARK_CONF_DIR")
+    try:
+        text = (Path(conf) / "spark-defaults.conf").read_text() if conf else ""
+    except OSError:
+        text = ""
+    if not any(line.split(None, 1)[0] == "spark.authenticate.secret" for line in text.splitlines() if line.strip()):
+        raise SetupError(
+            f"LATE_DATA_TARGET={os.environ.get('LATE_DATA_TARGET')} starts Spark on the cluster, which requires"
+            " spark.authenticate and its secret, but SPARK_CONF_DIR="
+            f"{conf or '(unset)'} has no spark-defaults.conf with spark.authenticate.secret: run"
+            " `late-data cluster up` with this LATE_DATA_HOME (it writes LATE_DATA_HOME/cluster/conf/client), or set"
+            " SPARK_CONF_DIR to a directory whose spark-defaults.conf has the cluster's secret"
         )
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+from late_data.environment import SetupError
 
 WATER_LEVEL_COLUMNS = "event_id string, location string, event_time timestamp, value double, ingested_at timestamp"
 PAGE_COUNT_COLUMNS = "event_id string, page string, event_time timestamp, value bigint, ingested_at timestamp"
@@ -37,15 +39,43 @@ class PageCount:
     ingested_at: datetime
 
 
-def ensure_raw_tables(spark: Any, raw_schema: str, table_format: str) -> dict[str, str]:
-    """Create the raw tables if missing (Iceberg: hidden daily partitions on event_time); returns
-    source table name -> qualified table name."""
+def raw_table_names(raw_schema: str) -> dict[str, str]:
+    """Source table name -> qualified table name."""
+    return {name: f"{raw_schema}.{name}" for name in RAW_TABLES}
+
+
+def create_raw_tables(execute: Callable[[str], object], raw_schema: str, table_format: str) -> dict[str, str]:
+    """Create the raw tables if missing (Iceberg: hidden daily partitions on event_time) with
+    `execute` (Spark's sql, or a statement through the Thrift Server); returns raw_table_names."""
     partitioning = "partitioned by (days(event_time))" if table_format == "iceberg" else ""
-    spark.sql(f"create schema if not exists {raw_schema}")
-    tables = {}
+    execute(f"create schema if not exists {raw_schema}")
+    tables = raw_table_names(raw_schema)
     for name, columns in RAW_TABLES.items():
-        tables[name] = f"{raw_schema}.{name}"
-        spark.sql(f"create table if not exists {tables[name]} ({columns}) using {table_format} {partitioning}")
+        execute(f"create table if not exists {tables[name]} ({columns}) using {table_format} {partitioning}")
+    return tables
+
+
+def ensure_raw_tables(spark: Any, raw_schema: str, table_format: str) -> dict[str, str]:
+    """create_raw_tables on a Spark session (the demo, the benchmark and the tests make their own data)."""
+    return create_raw_tables(spark.sql, raw_schema, table_format)
+
+
+def require_raw_tables(query: Callable[[str], list[dict[str, Any]]], raw_schema: str) -> dict[str, str]:
+    """raw_table_names, when every raw table exists; else a SetupError naming the missing ones.
+    A run on a missing source would read nothing and report success."""
+    tables = raw_table_names(raw_schema)
+    present = (
+        {str(row["tableName"]).lower() for row in query(f"show tables in {raw_schema}")}
+        if query(f"show schemas like '{raw_schema}'")
+        else set()
+    )
+    missing = [table for name, table in tables.items() if name not in present]
+    if missing:
+        raise SetupError(
+            f"raw table{'s' if len(missing) > 1 else ''} {', '.join(missing)} missing: restore"
+            f" {'them' if len(missing) > 1 else 'it'}, or run `late-data setup` to create empty raw tables"
+            " (a run on a missing source would read nothing and report success)"
+        )
     return tables
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 from datetime import datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from late_data import cli
+from late_data.environment import SetupError
+from late_data.raw_tables import require_raw_tables
 
 ORIGIN = ["--origin", "2026-01-01 00:00:00"]
 
@@ -100,3 +103,153 @@ def test_a_simulated_schedule_without_end_is_refused_before_spark_starts(
     monkeypatch.setattr(cli, "open_project", lambda: pytest.fail("opened the project"))
     assert cli.main(["schedule", "--clock", "simulated", *ORIGIN]) == 2
     assert "needs --end" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["schedule", *ORIGIN, "--interval", "0"], "--interval"),
+        (["schedule", *ORIGIN, "--interval", "-60"], "--interval"),
+        (["schedule", *ORIGIN, "--runs", "0"], "--runs"),
+        (["schedule", *ORIGIN, "--offset", "-1"], "--offset"),
+        (["schedule", *ORIGIN, "--maintain-every", "-1"], "--maintain-every"),
+        (["schedule", *ORIGIN, "--reconcile-every", "x"], "--reconcile-every"),
+        (["schedule", *ORIGIN, "--locations", "0"], "--locations"),
+        (["schedule", *ORIGIN, "--reading-interval", "0"], "--reading-interval"),
+        (["schedule", *ORIGIN, "--pages", "-3"], "--pages"),
+        (
+            ["backfill", "--from", "2026-01-01 00:00:00", "--to", "2026-01-01 01:00:00", "--chunk-hours", "0"],
+            "--chunk-hours",
+        ),
+        (
+            ["backfill", "--from", "2026-01-01 00:00:00", "--to", "2026-01-01 01:00:00", "--chunk-hours", "nan"],
+            "--chunk-hours",
+        ),
+        (["demo", "--hours", "0"], "--hours"),
+        (["demo", "--hours", "-2"], "--hours"),
+        (["demo", "--interval", "0"], "--interval"),
+        (["bench", "--runs", "0"], "--runs"),
+        (["generate", *ORIGIN, "--start", "2026-01-01", "--end", "2026-01-02", "--locations", "0"], "--locations"),
+    ],
+)
+def test_numbers_that_must_be_positive_are_refused_naming_the_flag(
+    argv: list[str], flag: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(cli, "open_project", lambda writer=None: pytest.fail("opened the project"))
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(argv)
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert f"argument {flag}: " in error and "late-data" in error
+
+
+def test_zero_means_never_where_a_flag_says_so() -> None:
+    args = cli.build_parser().parse_args(
+        ["schedule", *ORIGIN, "--maintain-every", "0", "--reconcile-every", "0", "--pages", "0", "--offset", "0"]
+    )
+    assert (args.maintain_every, args.reconcile_every, args.pages, args.offset) == (0, 0, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["backfill", "--from", "2026-01-01 01:00:00", "--to", "2026-01-01 00:00:00"],
+            "--to 2026-01-01 00:00:00 is not after --from 2026-01-01 01:00:00",
+        ),
+        (["backfill", "--from", "2026-01-01 01:00:00", "--to", "2026-01-01 01:00:00"], "is not after --from"),
+        (
+            ["generate", *ORIGIN, "--start", "2026-01-01 02:00:00", "--end", "2026-01-01 01:00:00"],
+            "--end 2026-01-01 01:00:00 is not after --start",
+        ),
+        (
+            ["schedule", "--clock", "simulated", *ORIGIN, "--end", "2025-12-31 00:00:00"],
+            "--end 2025-12-31 00:00:00 is not after --origin",
+        ),
+    ],
+)
+def test_an_empty_or_inverted_range_is_refused_before_spark_starts(
+    argv: list[str], message: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(cli, "open_project", lambda writer=None: pytest.fail("opened the project"))
+    assert cli.main(argv) == 2
+    error = capsys.readouterr().err
+    assert message in error and "the range is empty" in error and len(error.strip().splitlines()) == 1
+
+
+class FakeProject:
+    """A DbtProject without Spark: answers the catalog queries raw_tables() asks, records statements."""
+
+    def __init__(self, tables: set[str], schema_exists: bool = True) -> None:
+        self.tables, self.schema_exists = tables, schema_exists
+        self.executed: list[str] = []
+        self.environment = SimpleNamespace(table_format="iceberg", home=Path("/nowhere"), profile_target="iceberg")
+
+    def raw_schema(self) -> str:
+        return "raw"
+
+    def query(self, sql: str) -> list[dict[str, object]]:
+        if sql.startswith("show schemas"):
+            return [{"namespace": "raw"}] if self.schema_exists else []
+        assert sql == "show tables in raw", sql
+        return [{"namespace": "raw", "tableName": table, "isTemporary": False} for table in sorted(self.tables)]
+
+    def execute(self, sql: str) -> None:
+        self.executed.append(sql)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["reconcile", "--run-time", "2026-01-01 01:00:10"],
+        ["check", "--run-time", "2026-01-01 01:00:10"],
+        ["backfill", "--from", "2026-01-01 00:00:00", "--to", "2026-01-01 01:00:00"],
+        ["schedule", "--clock", "simulated", *ORIGIN, "--end", "2026-01-01 02:00:00"],
+    ],
+)
+def test_a_missing_raw_table_is_refused_naming_it(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The probe of issue 23: a renamed raw table made `reconcile` recreate it empty and report
+    '0 windows repaired'. Now every command but setup and generate refuses, before any run."""
+    project = FakeProject({"page_errors", "page_views"})
+    monkeypatch.setattr(cli, "open_project", lambda writer=None: project)
+    for runner in ("run_pipeline", "run_backfill", "run_simulated", "compare_window_means", "scenario_feed"):
+        monkeypatch.setattr(cli, runner, lambda *args, **kwargs: pytest.fail("ran on a missing source"))
+    assert cli.main(argv) == 2
+    error = capsys.readouterr().err
+    assert "raw table raw.water_level_readings missing" in error and "late-data setup" in error
+    assert not project.executed
+
+
+def test_setup_and_generate_create_the_raw_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    project = FakeProject(set(), schema_exists=False)
+    monkeypatch.setattr(cli, "open_project", lambda writer=None: project)
+    assert cli.main(["setup"]) == 0
+    assert project.executed[0] == "create schema if not exists raw"
+    created = [sql.split()[5] for sql in project.executed[1:]]
+    assert created == ["raw.water_level_readings", "raw.page_errors", "raw.page_views"]
+    fed: list[tuple[datetime, datetime]] = []
+    monkeypatch.setattr(cli, "scenario_feed", lambda *args: lambda start, end: fed.append((start, end)))
+    argv = ["generate", *ORIGIN, "--start", "2026-01-01 00:00:00", "--end", "2026-01-01 01:00:00"]
+    assert cli.main(argv) == 0 and fed == [(datetime(2026, 1, 1), datetime(2026, 1, 1, 1))]
+    assert project.executed.count("create schema if not exists raw") == 2
+    with pytest.raises(
+        SetupError, match=r"raw tables raw.water_level_readings, raw.page_errors, raw.page_views missing"
+    ):
+        require_raw_tables(FakeProject(set(), schema_exists=False).query, "raw")
+
+
+def test_writers_take_the_writer_lock_on_a_shared_catalog_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    taken: list[tuple[str, str]] = []
+    monkeypatch.setattr(
+        "late_data.cluster.writer_lock.take_writer_lock",
+        lambda environment, schema, command: taken.append((schema, command)) or "lock",
+    )
+    monkeypatch.delenv("LATE_DATA_WRITER_LOCK", raising=False)
+    monkeypatch.setenv("LATE_DATA_SCHEMA", "analytics")
+    shared = SimpleNamespace(shares_catalog=True)
+    assert cli.writer_lock(shared, "schedule") == "lock" and taken == [("analytics", "schedule")]
+    assert cli.writer_lock(SimpleNamespace(shares_catalog=False), "schedule") is None
+    monkeypatch.setenv("LATE_DATA_WRITER_LOCK", "off")
+    assert cli.writer_lock(shared, "backfill") is None and len(taken) == 1

@@ -1,12 +1,14 @@
 """The shared catalog and the local cluster (`late-data cluster up|status|down`, the `cluster` and
 `thrift` targets), and the error paths of bringing one up.
 
-The test marked `cluster` starts PostgreSQL, the Hive metastore service, a Spark master, two workers
-and a Thrift Server in a temporary LATE_DATA_HOME on free ports (`pytest -m cluster`, about two
-minutes); the others start no server."""
+The tests marked `cluster` share one cluster (a module fixture): PostgreSQL, the Hive metastore
+service, a Spark master, three workers and a Thrift Server in a temporary LATE_DATA_HOME on free
+ports (`pytest -m cluster`, about five minutes); the others start no server."""
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import json
 import os
 import shutil
@@ -15,7 +17,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -23,7 +26,8 @@ from typing import Any
 import pytest
 
 from late_data import cluster
-from late_data.dbt_project import describe_failure
+from late_data.cluster import writer_lock
+from late_data.dbt_project import DbtProject, describe_failure
 from late_data.environment import ProjectEnvironment, SetupError, find_project_dir, lock_home, prepare_environment
 
 PROJECT_DIR = find_project_dir()
@@ -43,14 +47,24 @@ SETTINGS = (
     "LATE_DATA_THRIFT_PORT",
     "LATE_DATA_POSTGRES_BIN",
     "LATE_DATA_POSTGRES_JDBC_JAR",
+    "LATE_DATA_CLUSTER_HOST",
+    "LATE_DATA_THRIFT_AUTH",
+    "LATE_DATA_THRIFT_AUTH_SITE",
+    "LATE_DATA_METASTORE_PASSWORD",
+    "LATE_DATA_SCHEMA",
+    "LATE_DATA_WRITER_LOCK",
+    "LATE_DATA_WORKER_MEMORY",
+    "SPARK_CONF_DIR",
 )
 
 
 @pytest.fixture
 def clean_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """No LATE_DATA_* settings but a fresh LATE_DATA_HOME; whatever a test exports is undone."""
+    """No LATE_DATA_* settings but a fresh LATE_DATA_HOME; whatever a test exports is undone (set
+    first, so that monkeypatch restores a variable prepare_environment exports though it was unset)."""
     for name in SETTINGS:
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     monkeypatch.setenv("LATE_DATA_HOME", str(tmp_path))
     return tmp_path
 
@@ -88,7 +102,7 @@ def test_a_taken_port_names_the_process_holding_it() -> None:
 def test_cluster_up_refuses_a_taken_port_before_starting_anything(
     clean_settings: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cluster, "find_tools", lambda environment: fake_tools(clean_settings))
+    monkeypatch.setattr(cluster.control, "find_tools", lambda environment: fake_tools(clean_settings))
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
         holder.listen()
@@ -233,6 +247,127 @@ def test_the_thrift_server_gets_the_cluster_targets_table_settings(clean_setting
     assert "derby" in embedded["spark.hadoop.javax.jdo.option.ConnectionURL"]
 
 
+def test_the_cluster_reads_its_secrets_from_private_files(clean_settings: Path) -> None:
+    """The Spark secret and the PostgreSQL password are generated (not a default), 0600, kept across
+    starts, and reach the Thrift Server and every Spark client through files, never a command line."""
+    environment = prepare_environment()
+    settings = cluster.ClusterSettings.from_environment(environment)
+    properties = cluster.thriftserver_properties(settings, environment)
+    spark_secret = (clean_settings / "cluster" / "secrets" / "spark-authenticate").read_text().strip()
+    assert properties["spark.authenticate"] == "true" and properties["spark.authenticate.secret"] == spark_secret
+    assert len(spark_secret) >= 40 and spark_secret == cluster.common.spark_secret(settings)
+    password = cluster.postgres.metastore_password(settings)
+    assert password not in ("", "late_data") and password == cluster.postgres.metastore_password(settings)
+    cluster.spark.write_spark_confs(settings)
+    cluster.thriftserver.write_thriftserver_conf(settings, environment)
+    cluster.metastore.write_metastore_conf(settings)
+    cluster.postgres.psql_env(settings)
+    holders = {
+        "secrets/spark-authenticate": spark_secret,
+        "secrets/postgres-password": password,
+        "secrets/pgpass": password,
+        "conf/spark/spark-defaults.conf": spark_secret,
+        "conf/client/spark-defaults.conf": spark_secret,
+        "conf/thriftserver/thriftserver.conf": spark_secret,
+        "conf/metastore/hive-site.xml": password,
+    }
+    for name, held in holders.items():
+        path = clean_settings / "cluster" / name
+        assert held in path.read_text(), name
+        assert path.stat().st_mode & 0o777 == 0o600, name
+    assert "password" not in settings.to_json().lower() and spark_secret not in settings.to_json()
+    # A client of the `cluster` target finds the secret through SPARK_CONF_DIR once `cluster up` wrote it.
+    os.environ["LATE_DATA_TARGET"] = "cluster"
+    prepare_environment()
+    assert os.environ["SPARK_CONF_DIR"] == str(clean_settings / "cluster" / "conf" / "client")
+    embedded = cluster.profile_spark_settings(environment, "iceberg")
+    assert (embedded["spark.driver.bindAddress"], embedded["spark.driver.host"]) == ("127.0.0.1", "127.0.0.1")
+
+
+def test_a_data_directory_made_with_another_password_is_not_silently_reused(clean_settings: Path) -> None:
+    settings = cluster.ClusterSettings.from_environment(prepare_environment())
+    (settings.postgres_data).mkdir(parents=True)
+    (settings.postgres_data / "PG_VERSION").write_text("15\n")
+    with pytest.raises(SetupError, match=r"initialised with a password .* LATE_DATA_METASTORE_PASSWORD"):
+        cluster.postgres.metastore_password(settings)
+
+
+def test_a_cluster_without_its_secret_is_refused_before_spark_starts(
+    clean_settings: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LATE_DATA_TARGET", "cluster")
+    project = DbtProject(prepare_environment())
+    with pytest.raises(SetupError, match=r"spark.authenticate.secret: run `late-data cluster up`"):
+        project.spark  # noqa: B018 - the property starts Spark
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (
+            {"LATE_DATA_CLUSTER_HOST": "192.0.2.10"},
+            "LATE_DATA_CLUSTER_HOST=192.0.2.10 opens the cluster .*LATE_DATA_THRIFT_AUTH",
+        ),
+        ({"LATE_DATA_THRIFT_AUTH": "LDAP"}, "LATE_DATA_THRIFT_AUTH=LDAP needs LATE_DATA_THRIFT_AUTH_SITE"),
+        ({"LATE_DATA_THRIFT_AUTH": "basic"}, "LATE_DATA_THRIFT_AUTH='basic' is not one of"),
+        (
+            {"LATE_DATA_CLUSTER_HOST": "127.0.0.1 -c ssl=off"},
+            "LATE_DATA_CLUSTER_HOST='127.0.0.1 -c ssl=off' is not a host",
+        ),
+        ({"LATE_DATA_WORKER_MEMORY": "1g -Dx=y"}, "LATE_DATA_WORKER_MEMORY='1g -Dx=y' is not an amount of memory"),
+        ({"LATE_DATA_WORKERS": "9"}, r"LATE_DATA_WORKERS='9' is not a whole number \(1-8\)"),
+    ],
+)
+def test_cluster_up_refuses_to_open_or_start_on_bad_settings(
+    clean_settings: Path, monkeypatch: pytest.MonkeyPatch, settings: dict[str, str], message: str
+) -> None:
+    monkeypatch.setattr(cluster.control, "find_tools", lambda environment: fake_tools(clean_settings))
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SetupError, match=message):
+        cluster.cluster_up(prepare_environment())
+    assert not (clean_settings / "cluster").exists()
+
+
+def test_an_authentication_mode_needs_its_settings(clean_settings: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = clean_settings / "auth-site.xml"
+    monkeypatch.setenv("LATE_DATA_THRIFT_AUTH", "ldap")
+    monkeypatch.setenv("LATE_DATA_THRIFT_AUTH_SITE", str(site))
+    site.write_text("<configuration><property><name>x</name><value>y</value></property></configuration>")
+    settings = cluster.ClusterSettings.from_environment(prepare_environment())
+    with pytest.raises(SetupError, match=r"does not set hive.server2.authentication.ldap.url"):
+        cluster.thriftserver.authentication_site(settings)
+    url = (
+        "<property><name>hive.server2.authentication.ldap.url</name><value>ldaps://ldap.example.org</value></property>"
+    )
+    site.write_text(f"<configuration>{url}</configuration>")
+    assert cluster.thriftserver.authentication_site(settings) == {
+        "hive.server2.authentication.ldap.url": "ldaps://ldap.example.org",
+        "hive.server2.authentication": "LDAP",
+    }
+    # With authentication configured, the cluster may listen on another address.
+    monkeypatch.setenv("LATE_DATA_CLUSTER_HOST", "192.0.2.10")
+    opened = cluster.ClusterSettings.from_environment(prepare_environment())
+    cluster.thriftserver.require_authentication(opened)
+    assert opened.opened and cluster.spark.authentication_properties(opened)["spark.network.crypto.enabled"] == "true"
+    assert (
+        cluster.thriftserver.thriftserver_properties(opened, prepare_environment())["spark.driver.host"] == "192.0.2.10"
+    )
+
+
+def test_a_writer_without_the_clusters_database_is_refused(
+    clean_settings: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer lock lives in the cluster's PostgreSQL: a writer on a shared catalog without it
+    stops, saying how to go on, rather than writing unguarded."""
+    monkeypatch.setenv("LATE_DATA_TARGET", "thrift")
+    with pytest.raises(
+        SetupError, match=r"writer lock is in the local cluster's PostgreSQL .* not running: run `late-data cluster up`"
+    ):
+        writer_lock.take_writer_lock(prepare_environment(), "analytics", "schedule")
+    assert writer_lock.lock_key("analytics") == writer_lock.lock_key("analytics") != writer_lock.lock_key("replay")
+
+
 # --- a cluster, up and down --------------------------------------------------------------------
 
 
@@ -263,10 +398,18 @@ def port_free(port: int) -> bool:
 WORKERS = 3
 
 
-@pytest.fixture
-def cluster_env() -> Iterator[dict[str, str]]:
-    """Settings for a cluster in a temporary LATE_DATA_HOME on free ports, for subprocesses. The home
-    is world-traversable: run as root, PostgreSQL runs as `postgres` and must reach its data."""
+@dataclass(frozen=True)
+class RunningCluster:
+    env: dict[str, str]
+    home: Path
+    up_seconds: float
+    pids: dict[str, int]
+
+
+@pytest.fixture(scope="module")
+def running_cluster() -> Iterator[RunningCluster]:
+    """One cluster for every test marked `cluster`, in a temporary LATE_DATA_HOME on free ports. The
+    home is world-traversable: run as root, PostgreSQL runs as `postgres` and must reach its data."""
     home = Path(tempfile.mkdtemp(prefix="late_data_cluster_"))
     home.chmod(0o755)
     postgres, metastore, master, thrift = free_ports(4)
@@ -287,9 +430,19 @@ def cluster_env() -> Iterator[dict[str, str]]:
             "LATE_DATA_WORKERS": str(WORKERS),
         }
     )
-    yield env
-    late_data(env, "cluster", "down")  # whatever happened
-    shutil.rmtree(home, ignore_errors=True)
+    try:
+        started = time.monotonic()
+        up = late_data(env, "cluster", "up")
+        assert up.returncode == 0, up.stderr[-3000:]
+        up_seconds = time.monotonic() - started
+        status = late_data(env, "cluster", "status")
+        assert status.returncode == 0, status.stdout + status.stderr
+        assert status.stdout.count(" running ") == 4 + WORKERS and f"{WORKERS} workers alive" in status.stdout
+        rows = [line.split() for line in status.stdout.splitlines()[1 : 5 + WORKERS]]
+        yield RunningCluster(env, home, up_seconds, {row[0]: int(row[2]) for row in rows})
+    finally:
+        late_data(env, "cluster", "down")  # whatever happened
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def late_data(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -309,47 +462,220 @@ def thrift_cursor(env: dict[str, str]) -> Any:
     return hive.connect(host="127.0.0.1", port=int(env["LATE_DATA_THRIFT_PORT"]), username="late_data").cursor()
 
 
-def dbt(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+def dbt_process(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """dbt on the thrift target, started; its output in stdout (stderr with it)."""
+    return subprocess.Popen(
         [str(BIN / "dbt"), *args, "--project-dir", str(PROJECT_DIR), "--log-path", f"{env['LATE_DATA_HOME']}/logs"],
         env={**env, "LATE_DATA_TARGET": "thrift"},
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
-        timeout=300,
-        check=False,
     )
 
 
-# A second process on the shared catalog: the `cluster` target's Spark session (driver here,
-# executors on the workers), started the way the scheduler starts it, through dbt.
-CLUSTER_PROCESS = """
-import json, os, sys, time
-from late_data.dbt_project import DbtProject
-from late_data.environment import prepare_environment
-spark = DbtProject(prepare_environment()).spark
-rows = spark.sql("select source, count(*) from shared.events group by source").collect()
-spark.sql("insert into shared.events values (2, 'cluster')")
-print(json.dumps({"seen": {row[0]: row[1] for row in rows}}), flush=True)
-while not os.path.exists(sys.argv[1]):
-    time.sleep(0.1)
-for i in range(int(sys.argv[2])):
-    spark.sql(f"insert into shared.events values ({100 + i}, 'cluster-burst')")
-print(json.dumps({"done": True}), flush=True)
+def late_data_process(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "late_data.cli", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(process: subprocess.Popen[str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    stdout, stderr = process.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr or "")
+
+
+def is_loopback_address(address: str) -> bool:
+    parsed = ipaddress.ip_address(address)
+    mapped = getattr(parsed, "ipv4_mapped", None)
+    return (mapped or parsed).is_loopback
+
+
+def listening(pids: Iterable[int]) -> list[tuple[int, str, int, str]]:
+    """(pid, address, port, command) of every listening socket of `pids` and the processes they started."""
+    tree = cluster.process_tree(pids)
+    return sorted(
+        (pid, address, port, cluster.command_line(pid)[:60])
+        for pid, sockets in cluster.listening_addresses(tree).items()
+        for address, port in sockets
+    )
+
+
+@pytest.mark.cluster
+def test_cluster_up_listens_on_loopback_only_and_keeps_its_secrets_off_command_lines(
+    running_cluster: RunningCluster,
+) -> None:
+    env, pids = running_cluster.env, running_cluster.pids
+    sockets = listening(pids.values())
+    print("\n".join(f"{address}:{port}  pid {pid}  {command}" for pid, address, port, command in sockets))
+    assert sockets, "no listening socket found for the cluster's processes"
+    assert not [entry for entry in sockets if not is_loopback_address(entry[1])], sockets
+    expected = {int(env[name]) for name in cluster.common.PORT_VARIABLES.values()}
+    expected |= {int(env["LATE_DATA_SPARK_UI_PORT"]) + i for i in range(1, WORKERS + 1)}
+    assert expected <= {port for _, _, port, _ in sockets}
+    secrets = [
+        (running_cluster.home / "cluster" / "secrets" / name).read_text().strip()
+        for name in ("spark-authenticate", "postgres-password")
+    ]
+    for pid in cluster.process_tree(pids.values()):
+        assert not [held for held in secrets if held in cluster.command_line(pid)], cluster.command_line(pid)
+        # An executor gets the secret in its environment from its worker (_SPARK_AUTH_SECRET, Spark's
+        # own hand-over); no service started by `cluster up` has it there.
+        if "CoarseGrainedExecutorBackend" not in cluster.command_line(pid):
+            with contextlib.suppress(ProcessLookupError, FileNotFoundError):  # a process that just ended
+                environ = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
+                assert not [held for held in secrets if held in environ], cluster.command_line(pid)
+    # The password that used to be the default is not PostgreSQL's.
+    port = env["LATE_DATA_POSTGRES_PORT"]
+    psql = subprocess.run(
+        [cluster.postgres.find_psql(), "-X", "-h", "127.0.0.1", "-p", port, "-U", "late_data", "-c", "select 1"],
+        env={**env, "PGPASSWORD": "late_data"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert psql.returncode != 0 and "password authentication failed" in psql.stderr
+
+
+# A Spark application that does not know the cluster's secret, as any process on the machine might start.
+UNAUTHENTICATED_APP = """
+import sys
+from pyspark.sql import SparkSession
+SparkSession.builder.master(sys.argv[1]).config("spark.driver.bindAddress", "127.0.0.1").config(
+    "spark.driver.host", "127.0.0.1").config("spark.ui.enabled", "false").getOrCreate()
 """
 
 
 @pytest.mark.cluster
-def test_cluster_serves_one_catalog_to_the_thrift_server_spark_and_dbt(cluster_env: dict[str, str]) -> None:
-    env, burst = cluster_env, 6
-    started = time.monotonic()
-    up = late_data(env, "cluster", "up")
-    assert up.returncode == 0, up.stderr[-3000:]
-    up_seconds = time.monotonic() - started
-    status = late_data(env, "cluster", "status")
-    assert status.returncode == 0, status.stdout + status.stderr
-    assert status.stdout.count(" running ") == 4 + WORKERS and f"{WORKERS} workers alive" in status.stdout
-    pids = [int(line.split()[2]) for line in status.stdout.splitlines()[1 : 5 + WORKERS]]
+def test_the_master_turns_away_an_application_without_the_secret(running_cluster: RunningCluster) -> None:
+    env = {key: value for key, value in running_cluster.env.items() if key != "SPARK_CONF_DIR"}
+    master = f"spark://127.0.0.1:{env['LATE_DATA_SPARK_MASTER_PORT']}"
+    app = subprocess.Popen(
+        [sys.executable, "-c", UNAUTHENTICATED_APP, master], env=env, stderr=subprocess.PIPE, text=True
+    )
+    refused, lines = False, []
+    try:
+        for line in app.stderr or []:
+            lines.append(line)
+            if "Expected SaslMessage" in line:
+                refused = True
+                break
+    finally:
+        app.kill()
+        app.wait()
+    assert refused, "".join(lines[-30:])
 
+
+# Another process on the shared catalog: the `cluster` target's Spark session (driver there,
+# executors on the workers), started the way the scheduler starts it, through dbt. One for the
+# module (a Spark application costs a JVM and a dbt parse): it runs the commands the tests send,
+# one JSON line each, and answers each with one JSON line.
+CLIENT_PROCESS = """
+import contextlib, io, json, os, sys, time
+from late_data import cli
+from late_data.dbt_project import DbtProject
+from late_data.environment import prepare_environment
+spark = DbtProject(prepare_environment()).spark
+
+def watch(stop):
+    # Reads the published windows and the audit until told to stop; the audit is created when the
+    # first build starts, the result tables as it goes on. Every few seconds: each poll is a Spark
+    # job on the same two cores the scheduled runs need.
+    seen = set()
+    while not os.path.exists(stop):
+        if all(spark.catalog.tableExists(f"analytics.{t}") for t in ("late_data_run_audit", "water_level_window_means")):
+            seen.add(str(spark.sql("select max(run_time) from analytics.late_data_run_audit where outcome = 'success'").first()[0]))
+            spark.sql("select count(*), sum(reading_count) from analytics.water_level_window_means").collect()
+        time.sleep(3)
+    return sorted(seen)
+
+def late_data(args):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = cli.main(args)
+    return {"exit": code, "stdout": out.getvalue()}
+
+def run(command):
+    if "sql" in command:
+        return [[list(row) for row in spark.sql(sql).collect()] for sql in command["sql"]]
+    return watch(command["watch"]) if "watch" in command else late_data(command["late_data"])
+
+print(json.dumps({"ready": True}), flush=True)
+for line in sys.stdin:
+    try:
+        answer = {"ok": run(json.loads(line))}
+    except Exception as error:
+        answer = {"error": repr(error)}
+    print(json.dumps(answer, default=str), flush=True)
+"""
+
+
+class ClusterClient:
+    """CLIENT_PROCESS, started; send() a command, receive() its answer."""
+
+    def __init__(self, env: dict[str, str], log_path: Path) -> None:
+        # Its log to a file: a pipe nobody reads until the end would fill and stall its JVM.
+        self.log_path = log_path
+        with open(log_path, "w") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", CLIENT_PROCESS],
+                env={**env, "LATE_DATA_TARGET": "cluster"},
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+            )
+        self.started = False
+
+    def send(self, command: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        if not self.started:
+            self.receive()  # ready: its Spark application is up
+            self.started = True
+        self.process.stdin.write(json.dumps(command) + "\n")
+        self.process.stdin.flush()
+
+    def receive(self) -> Any:
+        """The next answer (lines that are not one, e.g. from a library, skipped); raises on an error."""
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with contextlib.suppress(ValueError):
+                answer = json.loads(line)
+                if isinstance(answer, dict) and answer.keys() & {"ok", "error", "ready"}:
+                    assert "error" not in answer, answer["error"]
+                    return answer.get("ok")
+        lines = self.log_path.read_text().splitlines()
+        causes = [line for line in lines if not line.lstrip().startswith("at ")]
+        raise AssertionError("the client ended: " + "\n".join(causes)[-3000:])
+
+    def ask(self, command: dict[str, Any]) -> Any:
+        self.send(command)
+        return self.receive()
+
+    def close(self) -> None:
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+@pytest.fixture(scope="module")
+def cluster_client(running_cluster: RunningCluster) -> Iterator[ClusterClient]:
+    client = ClusterClient(running_cluster.env, running_cluster.home / "client.log")
+    yield client
+    client.close()
+
+
+@pytest.mark.cluster
+def test_one_catalog_for_the_thrift_server_spark_and_dbt(
+    running_cluster: RunningCluster, cluster_client: ClusterClient
+) -> None:
+    env, burst = running_cluster.env, 6
     # Written through the Thrift Server...
     cursor = thrift_cursor(env)
     cursor.execute("create schema if not exists shared")
@@ -360,43 +686,158 @@ def test_cluster_serves_one_catalog_to_the_thrift_server_spark_and_dbt(cluster_e
         " tblproperties ('commit.retry.num-retries' = '20', 'commit.retry.min-wait-ms' = '200')"
     )
     cursor.execute("insert into shared.events values (1, 'thrift')")
-    # ... read by another Spark process, which writes too; then both commit to the table at once.
-    go = Path(env["LATE_DATA_HOME"]) / "go"
-    second = subprocess.Popen(
-        [sys.executable, "-c", CLUSTER_PROCESS, str(go), str(burst)],
-        env={**env, "LATE_DATA_TARGET": "cluster"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    # dbt's thrift method, meanwhile: the connection, and a query with the server's settings (UTC).
+    show = dbt_process(
+        env, "show", "--inline", "select count(*) as events, current_timezone() as tz from shared.events where id = 1"
     )
-    try:
-        first_line = second.stdout.readline() if second.stdout else ""
-        assert first_line, second.stderr.read()[-3000:] if second.stderr else ""
-        assert json.loads(first_line) == {"seen": {"thrift": 1}}
-        go.touch()
-        for i in range(burst):
-            cursor.execute(f"insert into shared.events values ({200 + i}, 'thrift-burst')")
-        stdout, stderr = second.communicate(timeout=300)
-    finally:
-        if second.poll() is None:
-            second.kill()
-    causes = [line for line in stderr.splitlines() if not line.lstrip().startswith("at ")]
-    assert second.returncode == 0 and json.loads(stdout) == {"done": True}, "\n".join(causes)[-3000:]
+    # ... read by another Spark process, which writes too; then both commit to the table at once.
+    seen, _ = cluster_client.ask(
+        {
+            "sql": [
+                "select source, count(*) from shared.events group by source",
+                "insert into shared.events values (2, 'cluster')",
+            ]
+        }
+    )
+    assert seen == [["thrift", 1]]
+    cluster_client.send(
+        {"sql": [f"insert into shared.events values ({100 + i}, 'cluster-burst')" for i in range(burst)]}
+    )
+    for i in range(burst):
+        cursor.execute(f"insert into shared.events values ({200 + i}, 'thrift-burst')")
+    cluster_client.receive()
     cursor.execute("select source, count(*) from shared.events group by source order by source")
     assert cursor.fetchall() == [("cluster", 1), ("cluster-burst", burst), ("thrift", 1), ("thrift-burst", burst)]
     # Every commit kept: Hive locks in PostgreSQL serialise them (no commit lost, none failed).
     cursor.execute("select count(*) from shared.events.snapshots")
     assert cursor.fetchall() == [(2 + 2 * burst,)]
 
-    # dbt's thrift method.
-    debug = dbt(env, "debug")
-    assert debug.returncode == 0 and "Connection test: [OK connection ok]" in debug.stdout, debug.stdout[-3000:]
-    show = dbt(env, "show", "--inline", "select count(*) as events, current_timezone() as tz from shared.events")
-    assert show.returncode == 0, show.stdout[-3000:]
-    assert f"| {2 + 2 * burst:>6} | UTC |" in show.stdout, show.stdout[-2000:]
+    shown, _ = show.communicate(timeout=300)
+    assert show.returncode == 0 and "|      1 | UTC |" in shown, shown[-3000:]
 
-    scheduled_runs_through_thrift_while_another_process_reads(env)
 
+SCHEDULE = [
+    "schedule",
+    "--clock",
+    "simulated",
+    "--origin",
+    "2026-05-01 00:00:00",
+    "--end",
+    "2026-05-01 00:30:00",
+    "--interval",
+    "600",
+    "--locations",
+    "6",
+    "--pages",
+    "3",
+    "--reconcile-every",
+    "3",
+]
+
+
+class Stopwatch:
+    """Prints how long each part of a test took (pytest -s shows it)."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+
+    def lap(self, what: str) -> None:
+        now = time.monotonic()
+        print(f"{what}: {now - self.last:.1f} s")
+        self.last = now
+
+
+def wait_for_line(path: Path, text: str, process: subprocess.Popen[str], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in (path.read_text() if path.exists() else ""):
+        assert process.poll() is None, path.read_text()[-3000:]
+        assert time.monotonic() < deadline, f"no {text!r} in {path} after {timeout} s"
+        time.sleep(0.5)
+
+
+@pytest.mark.cluster
+def test_scheduled_runs_through_thrift_one_writer_at_a_time_while_another_process_reads(
+    running_cluster: RunningCluster, cluster_client: ClusterClient
+) -> None:
+    """`late-data schedule` with dbt on the thrift target (its generator on a `cluster` session), a
+    second scheduler and a backfill refused meanwhile by the writer lock, another process reading
+    the results, then the oracle (`late-data check`) from that other process: 0 mismatched."""
+    env, home = {**running_cluster.env, "LATE_DATA_TARGET": "thrift"}, running_cluster.home
+    clock = Stopwatch()
+    setup = late_data(env, "setup")
+    assert setup.returncode == 0 and "raw tables raw.water_level_readings" in setup.stdout, setup.stderr[-3000:]
+    stop = home / "stop_reading"
+    log_path = home / "schedule.log"
+    with open(log_path, "w") as log:
+        # Unbuffered: the test watches its output as it comes.
+        scheduler = subprocess.Popen(
+            [sys.executable, "-m", "late_data.cli", *SCHEDULE],
+            env={**env, "PYTHONUNBUFFERED": "1"},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+    cluster_client.send({"watch": str(stop)})
+    try:
+        wait_for_line(log_path, "holding the writer lock of schema analytics", scheduler)
+        clock.lap("setup, scheduler holds the lock")
+        refusals = [
+            late_data_process(env, *SCHEDULE),
+            late_data_process(env, "backfill", "--from", "2026-05-01 00:00:00", "--to", "2026-05-01 00:10:00"),
+        ]
+        holder = f"is being written by late-data schedule (pid {scheduler.pid})"
+        for refused in map(finish, refusals):
+            assert refused.returncode == 2 and holder in refused.stderr, refused.stderr[-3000:]
+            assert "Traceback" not in refused.stderr
+        clock.lap("second scheduler and backfill refused")
+        # Once a run is done, the scheduler's generator has its Spark application up: it and the
+        # client's listen on loopback too (driver, block manager), and their command lines carry
+        # no secret (spark-submit reads it from SPARK_CONF_DIR).
+        wait_for_line(log_path, "run_time=", scheduler, timeout=600)
+        clients = listening([scheduler.pid, cluster_client.process.pid])
+        assert len({pid for pid, _, _, command in clients if "java" in command}) >= 2, clients
+        assert not [entry for entry in clients if not is_loopback_address(entry[1])], clients
+        spark_secret = (home / "cluster" / "secrets" / "spark-authenticate").read_text().strip()
+        tree = cluster.process_tree([scheduler.pid, cluster_client.process.pid])
+        assert not [pid for pid in tree if spark_secret in cluster.command_line(pid)]
+        scheduler.wait(timeout=600)
+        clock.lap("three scheduled runs")
+    finally:
+        stop.touch()
+        if scheduler.poll() is None:
+            scheduler.kill()
+    seen = cluster_client.receive()
+    schedule_output = log_path.read_text()
+    assert scheduler.returncode == 0, schedule_output[-5000:]
+    run_lines = [line for line in schedule_output.splitlines() if line.startswith("run_time=")]
+    assert len(run_lines) >= 3, schedule_output[-5000:]
+    # The client saw the runs' audit as they landed, at least one of them while the scheduler ran.
+    assert seen, seen
+    # The oracle, while the data tests run through the Thrift Server. Not dbt's unit tests: its
+    # unit-test materialization runs a row-less statement with run_query, which PyHive's fetch
+    # cannot take through a Thrift Server; they run embedded (test_unit_tests.py).
+    last_run = run_lines[-1].split()[0].removeprefix("run_time=") + " " + run_lines[-1].split()[1]
+    cluster_client.send({"late_data": ["check", "--run-time", last_run]})
+    # Four threads: each test is a small query, most of its time the round trips of a Thrift session.
+    tests = finish(dbt_process(env, "test", "--exclude", "test_type:unit", "--threads", "4"))
+    clock.lap("dbt test")
+    assert tests.returncode == 0 and "ERROR=0" in tests.stdout, tests.stdout[-3000:]
+    checked = cluster_client.receive()
+    clock.lap("late-data check")
+    assert checked["exit"] == 0 and " 0 mismatched" in checked["stdout"], checked
+    assert int(checked["stdout"].split("check: ")[1].split()[0]) > 50
+    # Table maintenance last: it expires snapshots whose files the oracle may still have been reading.
+    maintain = finish(dbt_process(env, "run-operation", "late_data_maintain_tables"))
+    clock.lap("table maintenance")
+    assert maintain.returncode == 0, maintain.stdout[-3000:]
+
+
+@pytest.mark.cluster
+def test_cluster_down_stops_everything_it_started(
+    running_cluster: RunningCluster, cluster_client: ClusterClient
+) -> None:
+    cluster_client.close()  # an application of its own, not the cluster's to stop
+    env, pids = running_cluster.env, list(running_cluster.pids.values())
     down = late_data(env, "cluster", "down")
     assert down.returncode == 0, down.stderr[-3000:]
     assert "stopped thriftserver" in down.stdout and down.stdout.rstrip().endswith("postgres")
@@ -404,79 +845,7 @@ def test_cluster_serves_one_catalog_to_the_thrift_server_spark_and_dbt(cluster_e
     assert not [pid for pid in running_pids() if env["LATE_DATA_HOME"] in cluster.command_line(pid)]
     assert late_data(env, "cluster", "status").returncode == 1
     assert late_data(env, "cluster", "down").stdout.strip() == "cluster: nothing was running"
-    print(f"cluster up {up_seconds:.1f} s, whole test {time.monotonic() - started:.1f} s")
-
-
-# A reader on the shared catalog while the scheduler runs through the Thrift Server: its own Spark
-# application (`cluster` target) reads the published windows and the audit until told to stop.
-READER_PROCESS = """
-import json, os, sys, time
-from late_data.dbt_project import DbtProject
-from late_data.environment import prepare_environment
-spark = DbtProject(prepare_environment()).spark
-seen = set()
-while not os.path.exists(sys.argv[1]):
-    # The audit is created when the first build starts, the result tables as it goes on.
-    if all(spark.catalog.tableExists(f"analytics.{table}") for table in ("late_data_run_audit", "water_level_window_means")):
-        seen.add(str(spark.sql("select max(run_time) from analytics.late_data_run_audit where outcome = 'success'").first()[0]))
-        spark.sql("select count(*), sum(reading_count) from analytics.water_level_window_means").collect()
-    time.sleep(1)
-print(json.dumps(sorted(seen)), flush=True)
-"""
-
-
-def scheduled_runs_through_thrift_while_another_process_reads(env: dict[str, str]) -> None:
-    """`late-data schedule` with dbt on the thrift target (its generator on a `cluster` session), a
-    second process reading the results meanwhile, then the oracle from a third process: 0 mismatched."""
-    stop = Path(env["LATE_DATA_HOME"]) / "stop_reading"
-    reader = subprocess.Popen(
-        [sys.executable, "-c", READER_PROCESS, str(stop)],
-        env={**env, "LATE_DATA_TARGET": "cluster"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        schedule = late_data(
-            {**env, "LATE_DATA_TARGET": "thrift"},
-            "schedule",
-            "--clock",
-            "simulated",
-            "--origin",
-            "2026-05-01 00:00:00",
-            "--end",
-            "2026-05-01 00:30:00",
-            "--interval",
-            "600",
-            "--locations",
-            "6",
-            "--pages",
-            "3",
-            "--reconcile-every",
-            "3",
-        )
-        stop.touch()
-        reads, reader_errors = reader.communicate(timeout=300)
-    finally:
-        if reader.poll() is None:
-            reader.kill()
-    assert schedule.returncode == 0, schedule.stderr[-5000:]
-    run_lines = [line for line in schedule.stdout.splitlines() if line.startswith("run_time=")]
-    assert len(run_lines) >= 3, schedule.stdout
-    assert reader.returncode == 0, reader_errors[-3000:]
-    # The reader saw the runs' audit as they landed, at least one of them while the scheduler ran.
-    assert json.loads(reads.strip().splitlines()[-1]), reads
-    # The data tests and the table maintenance through the Thrift Server too. Not dbt's unit tests:
-    # its unit-test materialization runs a row-less statement with run_query, which PyHive's fetch
-    # cannot take through a Thrift Server; they run embedded (test_unit_tests.py).
-    tests = dbt(env, "test", "--exclude", "test_type:unit")
-    assert tests.returncode == 0 and "ERROR=0" in tests.stdout, tests.stdout[-3000:]
-    maintain = dbt(env, "run-operation", "late_data_maintain_tables")
-    assert maintain.returncode == 0, maintain.stdout[-3000:]
-    last_run = run_lines[-1].split()[0].removeprefix("run_time=") + " " + run_lines[-1].split()[1]
-    check = late_data({**env, "LATE_DATA_TARGET": "cluster"}, "check", "--run-time", last_run)
-    assert check.returncode == 0 and " 0 mismatched" in check.stdout, check.stdout + check.stderr[-3000:]
-    assert int(check.stdout.split("check: ")[1].split()[0]) > 50
+    print(f"cluster up took {running_cluster.up_seconds:.1f} s")
 
 
 def running_pids() -> list[int]:

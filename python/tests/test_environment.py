@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from late_data import cli
+from late_data.dbt_project import DbtProject
 from late_data.environment import ProjectEnvironment, SetupError, lock_home, prepare_environment, require_java
 from late_data.generator import Scenario
 from late_data.pipeline import next_run_time, schedule_times
@@ -57,3 +60,120 @@ def test_simulated_schedule_covers_the_span() -> None:
     assert times[0] == datetime(2026, 1, 1, 0, 0, 10)
     assert times[-1] == datetime(2026, 1, 1, 0, 25, 10)
     assert len(times) == 6
+
+
+@pytest.fixture
+def fresh_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A fresh LATE_DATA_HOME and none of the settings below; what prepare_environment exports is undone."""
+    for name in (*CHECKED_SETTINGS, "LATE_DATA_TARGET", "LATE_DATA_TABLE_FORMAT", "SPARK_CONF_DIR"):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("LATE_DATA_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+CHECKED_SETTINGS = (
+    "LATE_DATA_SCHEMA",
+    "LATE_DATA_CLUSTER_HOST",
+    "LATE_DATA_THRIFT_HOST",
+    "LATE_DATA_THRIFT_USER",
+    "LATE_DATA_DRIVER_MEMORY",
+    "LATE_DATA_EXECUTOR_MEMORY",
+    "LATE_DATA_SHUFFLE_PARTITIONS",
+    "LATE_DATA_APP_CORES",
+    "LATE_DATA_THRIFT_POLL_INTERVAL",
+    "LATE_DATA_METASTORE_URI",
+    "LATE_DATA_CLUSTER_MASTER",
+    "LATE_DATA_SCRATCH",
+    "LATE_DATA_WAREHOUSE",
+    "LATE_DATA_WRITER_LOCK",
+    "LATE_DATA_SPARK_LOG_LEVEL",
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("LATE_DATA_SCHEMA", "an'a lytics", 'LATE_DATA_SCHEMA="an\'a lytics" is not a plain identifier'),
+        ("LATE_DATA_SCHEMA", "1st", "LATE_DATA_SCHEMA='1st' is not a plain identifier"),
+        ("LATE_DATA_SCHEMA", "analytics;drop", "LATE_DATA_SCHEMA='analytics;drop' is not a plain identifier"),
+        (
+            "LATE_DATA_CLUSTER_HOST",
+            "127.0.0.1 -c ssl=off",
+            "LATE_DATA_CLUSTER_HOST='127.0.0.1 -c ssl=off' is not a host",
+        ),
+        ("LATE_DATA_CLUSTER_HOST", "node_1", "LATE_DATA_CLUSTER_HOST='node_1' is not a host"),
+        ("LATE_DATA_CLUSTER_HOST", "::1", "LATE_DATA_CLUSTER_HOST='::1' is not a host name or an IPv4"),
+        ("LATE_DATA_THRIFT_HOST", "$(reboot)", r"LATE_DATA_THRIFT_HOST='\$\(reboot\)' is not a host"),
+        ("LATE_DATA_THRIFT_USER", "ana lyst", "LATE_DATA_THRIFT_USER='ana lyst' is not a user name"),
+        ("LATE_DATA_DRIVER_MEMORY", "8g -Dx=1", "LATE_DATA_DRIVER_MEMORY='8g -Dx=1' is not an amount of memory"),
+        ("LATE_DATA_SHUFFLE_PARTITIONS", "0", r"LATE_DATA_SHUFFLE_PARTITIONS='0' is not a whole number \(1 or more\)"),
+        ("LATE_DATA_THRIFT_POLL_INTERVAL", "-1", "LATE_DATA_THRIFT_POLL_INTERVAL='-1' is not a whole number"),
+        ("LATE_DATA_METASTORE_URI", "thrift://h:1 --x", "LATE_DATA_METASTORE_URI='thrift://h:1 --x' is not a URL"),
+        ("LATE_DATA_SCRATCH", "/tmp/it's", 'LATE_DATA_SCRATCH="/tmp/it\'s" holds a space, quote'),
+        ("LATE_DATA_WAREHOUSE", "/data/a,b", "LATE_DATA_WAREHOUSE='/data/a,b' holds a space, quote"),
+        ("LATE_DATA_WRITER_LOCK", "maybe", "LATE_DATA_WRITER_LOCK='maybe' is not on or off"),
+        ("LATE_DATA_SPARK_LOG_LEVEL", "loud", "LATE_DATA_SPARK_LOG_LEVEL='loud' is not a log level"),
+    ],
+)
+def test_names_and_hosts_are_refused_at_start_up_naming_the_variable(
+    fresh_home: Path, monkeypatch: pytest.MonkeyPatch, name: str, value: str, message: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    with pytest.raises(SetupError, match=message):
+        prepare_environment()
+    assert not fresh_home.exists()  # refused before anything was laid out
+
+
+def test_well_formed_names_and_hosts_pass(fresh_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in {
+        "LATE_DATA_SCHEMA": "_replay_2",
+        "LATE_DATA_CLUSTER_HOST": "spark-1.example.org",
+        "LATE_DATA_THRIFT_HOST": "10.0.0.5",
+        "LATE_DATA_THRIFT_USER": "ana.lyst@example.org",
+        "LATE_DATA_DRIVER_MEMORY": "1536m",
+        "LATE_DATA_METASTORE_URI": "thrift://a:9083,thrift://b:9083",
+    }.items():
+        monkeypatch.setenv(name, value)
+    assert prepare_environment().home == fresh_home
+
+
+def test_the_raw_schema_var_is_refused_when_it_is_not_an_identifier(fresh_home: Path) -> None:
+    environment = prepare_environment()
+    with pytest.raises(SetupError, match="var raw_schema='raw; drop table x' is not a plain identifier"):
+        DbtProject(environment, project_vars={"raw_schema": "raw; drop table x"})
+    project = DbtProject(environment, project_vars={"raw_schema": "raw_replay"})
+    try:
+        assert project.raw_schema() == "raw_replay"
+        with pytest.raises(SetupError, match="var raw_schema"):
+            project.use_vars({"raw_schema": "x'y"})
+    finally:
+        project.close()
+
+
+def unusable_homes(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    read_only = tmp_path / "read_only"
+    read_only.mkdir(mode=0o500)
+    # root writes into a 0500 directory: there, a directory of sysfs stands for a read-only one.
+    if os.geteuid() == 0:
+        read_only = Path("/sys/fs")
+    return {
+        "a file": (a_file, "is a file, not a directory"),
+        "under a file": (a_file / "home", "is not usable"),
+        "read-only": (read_only, "is not usable"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["a file", "under a file", "read-only"])
+def test_an_unusable_home_is_one_line_naming_late_data_home(
+    kind: str, fresh_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home, reason = unusable_homes(fresh_home.parent)[kind]
+    monkeypatch.setenv("LATE_DATA_HOME", str(home))
+    with pytest.raises(SetupError, match=f"LATE_DATA_HOME={home} {reason}"):
+        prepare_environment()
+    assert cli.main(["status"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith(f"late-data: LATE_DATA_HOME={home}") and len(error.strip().splitlines()) == 1
