@@ -123,14 +123,22 @@
         invocation, the latest run time a run wrote into it (its rows' written_at)}}. Read once
         per invocation, with the result tables' written_at in the same query on Iceberg (file
         statistics answer it); none before the audit exists (commands that run no hooks, such as
-        docs generate, on a new warehouse). -#}
+        docs generate, on a new warehouse). A warm process whose previous invocation recorded its
+        runs knows them without a query (late_data_remember_runs), once it has read the written_at
+        of every result table selected now. -#}
     {%- if not execute -%}{{ return({}) }}{%- endif -%}
     {%- set state = late_data_invocation_state() -%}
     {%- if 'last_runs' not in state and not late_data_relation_exists(late_data_run_audit_relation()) -%}
         {%- do state.update({'last_runs': {}}) -%}
     {%- endif -%}
+    {%- set remembered = late_data_process_state().get('last_runs') -%}
+    {%- if 'last_runs' not in state and remembered is not none
+        and late_data_written_results() | map(attribute='identifier') | reject('in', remembered.checked) | list | length == 0 -%}
+        {%- do state.update({'last_runs': late_data_copy_runs(remembered.runs)}) -%}
+    {%- endif -%}
     {%- if 'last_runs' not in state -%}
         {%- set results = late_data_written_results() -%}
+        {%- do state.update({'written_checked': results | map(attribute='identifier') | list}) -%}
         {%- set on_iceberg = env_var('LATE_DATA_TABLE_FORMAT', 'iceberg') == 'iceberg' -%}
         {%- set query -%}
             select
@@ -155,6 +163,45 @@
         {%- do state.update({'last_runs': last_runs}) -%}
     {%- endif -%}
     {{- return(state['last_runs']) -}}
+{% endmacro %}
+
+
+{% macro late_data_copy_runs(runs) %}
+    {%- set copied = {} -%}
+    {%- for model, entry in runs.items() -%}
+        {%- do copied.update({model: dict(entry)}) -%}
+    {%- endfor -%}
+    {{- return(copied) -}}
+{% endmacro %}
+
+
+{% macro late_data_remember_runs(results) %}
+    {#- For on-run-end, once the audit rows are in: what this invocation's successful runs add to
+        the audit's last runs, kept for the next invocation of this process (late_data_last_runs).
+        After any failure nothing is kept: the next invocation reads the audit. -#}
+    {%- set process = late_data_process_state() -%}
+    {%- set failed = results | rejectattr('status', 'in', ['success', 'pass', 'warn']) | list -%}
+    {%- if failed or not execute -%}
+        {%- do process.pop('last_runs', none) -%}
+        {{- return('') -}}
+    {%- endif -%}
+    {%- set invocation = late_data_invocation_state() -%}
+    {%- set runs = late_data_copy_runs(invocation.get('last_runs', {})) -%}
+    {%- set run_time = late_data_run_time_value() -%}
+    {%- for result in results if 'late_data' in result.node.tags and result.node.config.materialized != 'ephemeral' -%}
+        {%- set node = result.node -%}
+        {%- set written = late_data_written(api.Relation.create(schema=node.schema, identifier=node.alias)) or {} -%}
+        {%- set kind = 'held' if written.get('mode') == 'held' else late_data_run_kind() -%}
+        {%- set entry = runs.setdefault(node.alias, {}) -%}
+        {%- do entry.update({'any_run_time': run_time, 'series_buckets': late_data_series_buckets()}) -%}
+        {%- if kind not in ('backfill', 'held') -%}{%- do entry.update({'run_time': run_time}) -%}{%- endif -%}
+        {%- if late_data_node_role(node) == 'windows' -%}{%- do entry.update({'written_until': run_time}) -%}{%- endif -%}
+    {%- endfor -%}
+    {%- set checked = (process.get('last_runs') or {}).get('checked', []) + invocation.get('written_checked', []) -%}
+    {%- for result in results if late_data_node_role(result.node) == 'windows' and 'late_data' in result.node.tags -%}
+        {%- do checked.append(result.node.alias) -%}
+    {%- endfor -%}
+    {%- do process.update({'last_runs': {'runs': runs, 'checked': checked | unique | list}}) -%}
 {% endmacro %}
 
 
@@ -286,6 +333,7 @@
             {{ audit_rows | join('\nunion all\n') }}
         {%- endcall -%}
     {%- endif -%}
+    {%- do late_data_remember_runs(results) -%}
 {% endmacro %}
 
 

@@ -1,7 +1,7 @@
 {% macro late_data_migrate_history() %}
     {#- For `dbt run-operation`: brings every late-data history built by an earlier version of this
         project to the partitioning its snapshot now declares (time partition, series bucket,
-        is_current_version), keeping every version. Iceberg evolves the partition spec in place
+        is_current_version) and to its write modes, keeping every version. Iceberg evolves the partition spec in place
         (metadata only: files written before keep their layout and are still read correctly);
         Delta cannot change partition columns in place, so the table is replaced by a copy of
         itself in one commit (REPLACE TABLE ... AS SELECT: readers see the old or the new table). -#}
@@ -10,8 +10,16 @@
         {%- set history = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) -%}
         {%- set wanted = node.config.partition_by -%}
         {%- set current = late_data_partition_columns(history) if history is not none else wanted -%}
+        {%- if history is not none -%}
+            {#- The write modes too: a history built by an earlier version used merge-on-read. -#}
+            {%- set properties = [] -%}
+            {%- for key, value in late_data_history_table_properties().items() if key != 'format-version' -%}
+                {%- do properties.append(late_data_string_literal(key) ~ ' = ' ~ late_data_string_literal(value)) -%}
+            {%- endfor -%}
+            {%- do adapter.execute('alter table ' ~ history ~ ' set tblproperties (' ~ properties | join(', ') ~ ')') -%}
+        {%- endif -%}
         {%- if current == wanted -%}
-            {%- do log('late_data_migrate_history: ' ~ node.alias ~ ' needs no migration', info=true) -%}
+            {%- do log('late_data_migrate_history: ' ~ node.alias ~ ' is partitioned as it should be', info=true) -%}
         {%- elif env_var('LATE_DATA_TABLE_FORMAT', 'iceberg') == 'iceberg' -%}
             {#- Keep the common leading fields; drop the rest and add the wanted ones in order. -#}
             {%- set kept = [] -%}

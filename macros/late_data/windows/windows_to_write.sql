@@ -59,9 +59,12 @@
 
 
 {% macro late_data_updated_windows(window_checksums, result, key_columns, checksums, late_window_seconds, previous_run_time) %}
-    {#- The scheduled path of late_data_windows_to_write: stored checksums plus changes. -#}
+    {#- The scheduled path of late_data_windows_to_write: stored checksums plus changes, for every
+        window of the partitions where a window changed or became final. The changes are worked out
+        once and joined with the stored windows of the partitions a change can reach (from the
+        horizon on); a window function over each partition says whether it is rewritten. (Picking
+        the partitions first and joining twice made Spark work the changes out four times.) -#}
     {%- set run_time = late_data_run_time() -%}
-    {%- set count_column = (checksums.keys() | list)[0] -%}
     {%- set until_final = modules.datetime.timedelta(seconds=late_window_seconds + late_data_window_size_seconds()) -%}
     {%- set horizon = previous_run_time - until_final - modules.datetime.timedelta(seconds=late_data_write_delay_seconds()) -%}
     {%- set lowest_partition = late_data_timestamp_literal(late_data_floor_to_partition(horizon)) -%}
@@ -80,39 +83,15 @@
 
     ),
 
-    windows_becoming_final as (
-
-        select partition_start, series_bucket
-        from {{ result }}
-        where
-            partition_start >= {{ lowest_partition }}
-            and partition_start <= {{ late_data_timestamp_literal(late_data_run_time_value() - until_final) }}
-            and not is_final
-            and final_at <= {{ run_time }}
-
-    ),
-
-    rewritten_partitions as (
-
-        select partition_start, series_bucket from window_changes
-        union
-        select partition_start, series_bucket from windows_becoming_final
-
-    ),
-
     stored_windows as (
 
-        select stored.*
-        from {{ result }} as stored
-        left semi join rewritten_partitions
-            on
-                stored.partition_start = rewritten_partitions.partition_start
-                and stored.series_bucket = rewritten_partitions.series_bucket
-        where stored.partition_start >= {{ lowest_partition }}
+        select *
+        from {{ result }}
+        where partition_start >= {{ lowest_partition }}
 
     ),
 
-    updated_windows as (
+    joined_windows as (
 
         select
             {%- for column in key_columns + ['final_at', 'partition_start', 'series_bucket'] %}
@@ -125,13 +104,27 @@
             {%- endfor %}
             stored.is_final as stored_is_final,
             stored.computed_at as stored_computed_at,
-            stored.invocation_id as stored_invocation_id
+            stored.invocation_id as stored_invocation_id,
+            -- A window changed, or it becomes final now.
+            changes.{{ key_columns[0] }} is not null
+            or (not stored.is_final and stored.final_at <= {{ run_time }}) as is_moved
         from stored_windows as stored
         full outer join window_changes as changes
             on
             {%- for key in key_columns %}
                 stored.{{ key }} = changes.{{ key }}{{ ' and' if not loop.last }}
             {%- endfor %}
+
+    ),
+
+    updated_windows as (
+
+        select *
+        from (
+            select *, max(is_moved) over (partition by partition_start, series_bucket) as is_partition_rewritten
+            from joined_windows
+        )
+        where is_partition_rewritten
 
     )
 
