@@ -356,6 +356,8 @@ def test_status_shows_last_runs_interrupted_runs_quarantine_and_reconciliation(p
     pipeline.spark.sql(
         f"update {pipeline.means_table} set written_at = timestamp'{killed_at}' where location = 'bridge'"
     )
+    # A killed run's process is gone, and what it knew with it: the next run starts cold.
+    pipeline.project.forget_warehouse_state()
     status = read_status(pipeline.project)
     assert [(run["model"], run["written_until"]) for run in status.interrupted] == [
         ("water_level_window_means", killed_at)

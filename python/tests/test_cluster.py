@@ -295,7 +295,11 @@ def test_a_data_directory_made_with_another_password_is_not_silently_reused(clea
 def test_a_cluster_without_its_secret_is_refused_before_spark_starts(
     clean_settings: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from pyspark import SparkContext
+
     monkeypatch.setenv("LATE_DATA_TARGET", "cluster")
+    # As in a new process: the suite's embedded session, if one is up, must not stand in for the cluster's.
+    monkeypatch.setattr(SparkContext, "_active_spark_context", None)
     project = DbtProject(prepare_environment())
     with pytest.raises(SetupError, match=r"spark.authenticate.secret: run `late-data cluster up`"):
         project.spark  # noqa: B018 - the property starts Spark
