@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup demo test lint docs pytest pytest-cluster cluster-packages bench bench-quick cluster-up cluster-down cluster-status cluster-demo clean
+.PHONY: setup demo test check lint docs pytest pytest-cluster cluster-packages bench bench-quick cluster-up cluster-down cluster-status cluster-demo clean
 
 setup: $(INSTALLED)
 
@@ -29,10 +29,25 @@ lint: setup
 	$(BIN)/ruff check python
 	$(BIN)/ruff format --check python
 
+# Delta's jars for the tests, the demo and the benchmarks where a folder of them sits beside the
+# project (machines without Maven: ../shared/deltajars/README.md). DELTA_JARS from the environment
+# wins; without either, the Delta proofs are skipped with the reason and Delta needs Maven's jars.
+DELTA_JARS_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/deltajars /work/shared/deltajars))
+ifneq ($(DELTA_JARS_DIR),)
+comma := ,
+export DELTA_JARS ?= $(subst $(eval) ,$(comma),$(strip $(wildcard $(DELTA_JARS_DIR)/delta-spark_*.jar) $(wildcard $(DELTA_JARS_DIR)/delta-storage-*.jar)))
+endif
+
+# The whole suite, the slowest tests listed at the end of every run.
 pytest: setup cluster-packages
-	$(BIN)/pytest python/tests
+	$(BIN)/pytest --durations=15 python/tests
 
 test: lint docs pytest
+
+# The inner loop, in about a minute: lint and every test that needs no Spark session (`make test`
+# runs the rest, dbt's unit tests among them).
+check: lint
+	$(BIN)/pytest -q -m "not spark" python/tests
 
 # dbt's docs site (target/index.html, manifest.json, catalog.json), compiled against a scratch
 # LATE_DATA_HOME of its own (the embedded Derby metastore admits one process at a time), embedded

@@ -15,6 +15,16 @@ from tests.helpers import TEST_VARS, Pipeline
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cluster: starts a local cluster (PostgreSQL, metastore, Spark, Thrift Server)")
+    config.addinivalue_line("markers", "spark: needs a Spark session (`make check` leaves these to `make test`)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark what uses the shared Spark session or the cluster (tests that start Spark in processes
+    of their own carry the mark themselves), so `make check` (-m "not spark") runs only what answers in seconds."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if fixtures & {"project", "pipeline"} or item.get_closest_marker("cluster"):
+            item.add_marker(pytest.mark.spark)
 
 
 @pytest.fixture(scope="session")

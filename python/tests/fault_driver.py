@@ -19,13 +19,12 @@ from typing import Any
 
 from late_data.dbt_project import DbtProject
 from late_data.environment import prepare_environment
-from late_data.generator import Scenario
 from late_data.oracle import compare, compare_window_means
 from late_data.pipeline import run_pipeline, scenario_feed, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
 from late_data.status import last_successful_run_time, read_status
 from late_data.timeutil import format_timestamp, parse_timestamp
-from tests.helpers import TEST_SETTINGS, TEST_VARS, WINDOW_MEANS_COLUMNS
+from tests.helpers import TEST_SETTINGS, TEST_VARS, WINDOW_MEANS_COLUMNS, water_levels
 
 RESULT_MODEL = "model.late_data.water_level_window_means"
 HISTORY = "water_level_window_means_history"
@@ -36,15 +35,7 @@ VERSIONS = "int_water_level_readings__versions"
 WITNESS_SCHEMA = "fault_witness"
 # Late rows (half the readings, up to the late window late), corrections (some moving a reading to
 # another window), and rows too late to count: every resumed run has real work.
-SCENARIO = Scenario(
-    locations=4,
-    late_share=0.5,
-    max_lateness_seconds=600,
-    correction_share=0.05,
-    moved_correction_share=0.3,
-    too_late_share=0.02,
-    late_window_seconds=600,
-)
+SCENARIO = water_levels(correction_share=0.05, moved_correction_share=0.3, too_late_share=0.02)
 
 
 def statement(message: Any) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 
 from late_data.dbt_project import DbtProject
+from late_data.generator import PageScenario, Scenario
 from late_data.oracle import WindowSettings
 from late_data.pipeline import RunReport, run_pipeline, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
@@ -31,6 +32,29 @@ TEST_SETTINGS = WindowSettings(
 WRITE_DELAY_SECONDS = 300  # dbt_project.yml's default
 # The columns that make a window's published state: what the history must reproduce.
 WINDOW_MEANS_COLUMNS = "window_start, location, reading_count, mean_value, is_final"
+
+
+def water_levels(**overrides: Any) -> Scenario:
+    """The tests' water-level scenario: a few locations, half the readings late by up to the 10-minute
+    late window. A test names only what it is about (corrections, malformed rows, more locations)."""
+    settings: dict[str, Any] = {
+        "locations": 4,
+        "late_share": 0.5,
+        "max_lateness_seconds": TEST_VARS["late_window_seconds"],
+        "late_window_seconds": TEST_VARS["late_window_seconds"],
+    }
+    return Scenario(**{**settings, **overrides})
+
+
+def page_counts(**overrides: Any) -> PageScenario:
+    """The tests' page scenario, on the same terms as water_levels()."""
+    settings: dict[str, Any] = {
+        "pages": 4,
+        "late_share": 0.3,
+        "max_lateness_seconds": TEST_VARS["late_window_seconds"],
+        "late_window_seconds": TEST_VARS["late_window_seconds"],
+    }
+    return PageScenario(**{**settings, **overrides})
 
 
 def clock(origin: datetime) -> Callable[[float], datetime]:

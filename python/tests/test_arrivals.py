@@ -9,12 +9,19 @@ from typing import Any
 import pytest
 
 from late_data.dbt_project import DbtInvocationError
-from late_data.generator import Scenario
 from late_data.oracle import compare_window_means
 from late_data.pipeline import run_pipeline, scenario_feed, scheduled_selection
 from late_data.raw_tables import Reading, append_readings
 from late_data.table_history import commits_after
-from tests.helpers import TEST_SETTINGS, TEST_VARS, WINDOW_MEANS_COLUMNS, WRITE_DELAY_SECONDS, Pipeline, clock
+from tests.helpers import (
+    TEST_SETTINGS,
+    TEST_VARS,
+    WINDOW_MEANS_COLUMNS,
+    WRITE_DELAY_SECONDS,
+    Pipeline,
+    clock,
+    water_levels,
+)
 
 T0 = datetime(2026, 3, 6, 8, 0, 0)
 at = clock(T0)
@@ -46,7 +53,7 @@ def test_a_row_written_after_its_run_with_an_earlier_stamp_still_counts(pipeline
 
 
 def test_reconciliation_repairs_what_the_arrival_driven_path_missed(pipeline: Pipeline) -> None:
-    scenario = Scenario(locations=5, late_share=0.5, max_lateness_seconds=600, late_window_seconds=600)
+    scenario = water_levels(locations=5)
     feed = scenario_feed(pipeline.project, pipeline.raw_tables, T0, water_levels=scenario)
     for minutes in (3, 6, 9):
         feed(at(minutes - 3), at(minutes))
@@ -87,14 +94,7 @@ def test_history_records_the_runs_a_failed_snapshot_missed(pipeline: Pipeline) -
     the history has recorded what the failed run published, stamped with that run (the window that
     vanished in it included); the run after catches up. As of every run time, the history gives
     the table as that run left it."""
-    scenario = Scenario(
-        locations=4,
-        late_share=0.5,
-        max_lateness_seconds=600,
-        late_window_seconds=600,
-        correction_share=0.05,
-        moved_correction_share=0.5,
-    )
+    scenario = water_levels(correction_share=0.05, moved_correction_share=0.5)
     feed = scenario_feed(pipeline.project, pipeline.raw_tables, T0, water_levels=scenario)
     add = lambda *readings: append_readings(pipeline.spark, pipeline.raw_table, readings)
     add(Reading("solo", "pier", at(4.5), 2.0, at(4.6)))  # the only reading of pier's 08:04 window

@@ -9,18 +9,17 @@ import pytest
 from pyspark.sql import functions as F
 
 from late_data.backfill import run_backfill
-from late_data.generator import PageScenario
 from late_data.oracle import compare_error_rates, expected_error_rates
 from late_data.pipeline import RunReport, run_simulated, scenario_feed
 from late_data.raw_tables import PageCount, append_page_counts
 from late_data.timeutil import format_timestamp
-from tests.helpers import TEST_VARS, Pipeline, clock, partition_of
+from tests.helpers import TEST_VARS, Pipeline, clock, page_counts, partition_of
 
 # Page views may arrive later than page errors: each source has its own late window.
 RATE_VARS = {**TEST_VARS, "late_window_seconds_by_source": {"page_views": 900}}
 ERRORS_LATE_WINDOW, VIEWS_LATE_WINDOW = 600, 900
 ORIGIN = datetime(2026, 5, 1, 9, 0, 0)
-SCENARIO = PageScenario(pages=6, late_share=0.3, max_lateness_seconds=900, too_late_share=0.01, late_window_seconds=900)
+SCENARIO = page_counts(pages=6, max_lateness_seconds=900, too_late_share=0.01, late_window_seconds=900)
 
 
 def rates_pipeline(project: Any) -> Pipeline:

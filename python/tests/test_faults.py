@@ -18,6 +18,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from late_data.environment import find_project_dir
 
 PROJECT_DIR = find_project_dir()
@@ -78,6 +80,7 @@ def drive(home: Path, plan: dict[str, Any]) -> tuple[int, list[dict[str, Any]], 
     return process.returncode, records, process.stderr
 
 
+@pytest.mark.spark
 def test_a_schedule_killed_at_four_points_resumes_exactly(tmp_path: Path) -> None:
     started = time.monotonic()
     killed: list[dict[str, Any]] = []  # per kill: point, invocation id, run time, what the audit showed

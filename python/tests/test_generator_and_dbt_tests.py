@@ -7,21 +7,16 @@ from datetime import datetime, timedelta
 import pytest
 
 from late_data.dbt_project import DbtInvocationError
-from late_data.generator import PageScenario, Scenario, generate, generate_page_counts
+from late_data.generator import generate, generate_page_counts
 from late_data.pipeline import run_pipeline, scenario_feed
 from late_data.raw_tables import PAGE_COUNT_COLUMNS, WATER_LEVEL_COLUMNS
-from tests.helpers import Pipeline, dbt_statuses
+from tests.helpers import Pipeline, dbt_statuses, page_counts, water_levels
 
 ORIGIN = datetime(2026, 4, 1, 6, 0, 0)
-SCENARIO = Scenario(
-    locations=5,
-    correction_share=0.05,
-    moved_correction_share=0.5,
-    too_late_share=0.05,
-    late_window_seconds=600,
-    max_lateness_seconds=600,
+SCENARIO = water_levels(
+    locations=5, late_share=1.0, correction_share=0.05, moved_correction_share=0.5, too_late_share=0.05
 )
-PAGES = PageScenario(pages=4, late_share=0.3, max_lateness_seconds=600, too_late_share=0.05, late_window_seconds=600)
+PAGES = page_counts(too_late_share=0.05)
 
 
 def test_generator_does_not_depend_on_batch_boundaries(pipeline: Pipeline) -> None:

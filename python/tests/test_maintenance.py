@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
-from late_data.generator import Scenario
 from late_data.oracle import compare_window_means
 from late_data.pipeline import RunReport, run_simulated, scenario_feed
-from tests.helpers import TEST_SETTINGS, TEST_VARS, Pipeline
+from tests.helpers import TEST_SETTINGS, TEST_VARS, Pipeline, water_levels
 
 ORIGIN = datetime(2026, 3, 5, 6, 0, 0)
 INTERVAL = timedelta(minutes=5)
@@ -61,7 +60,7 @@ class Maintained:
 def maintained(project: Any) -> Maintained:
     pipeline = Pipeline(project, TEST_VARS)
     spark, schema, fmt = pipeline.spark, project.target_schema(), project.environment.table_format
-    scenario = Scenario(locations=4, late_share=0.3, max_lateness_seconds=600, late_window_seconds=600)
+    scenario = water_levels(late_share=0.3)
     feed = scenario_feed(project, pipeline.raw_tables, ORIGIN, water_levels=scenario)
     reports = run_simulated(
         project,

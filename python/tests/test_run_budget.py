@@ -11,13 +11,12 @@ from typing import Any
 
 import pytest
 
-from late_data.generator import Scenario
 from late_data.pipeline import scenario_feed
 from late_data_bench.profile import EventRecorder, logged_statements
-from tests.helpers import TEST_VARS, Pipeline
+from tests.helpers import TEST_VARS, Pipeline, water_levels
 
 ORIGIN = datetime(2026, 3, 9, 6, 0, 0)
-SCENARIO = Scenario(locations=6, late_share=0.5, max_lateness_seconds=600, late_window_seconds=600)
+SCENARIO = water_levels(locations=6)
 VERSIONS = "int_water_level_readings__versions"
 MEANS = "water_level_window_means"
 TOO_LATE = "water_level_too_late_readings"

@@ -10,7 +10,6 @@ import pytest
 
 from late_data.dbt_project import DbtInvocationError
 from late_data.delta_log import DataFile
-from late_data.generator import Scenario
 from late_data.oracle import compare_window_means
 from late_data.pipeline import run_simulated, scenario_feed
 from late_data.raw_tables import Reading, append_readings
@@ -23,6 +22,7 @@ from tests.helpers import (
     Pipeline,
     clock,
     partition_of,
+    water_levels,
 )
 
 ORIGIN = datetime(2026, 3, 4, 6, 0, 0)
@@ -91,7 +91,7 @@ def delta_files_before(
 
 def test_a_scheduled_run_reads_no_file_older_than_its_horizon(pipeline: Pipeline, tmp_path: Path) -> None:
     """Old data files are moved away during one scheduled run: it can only succeed if it never opens them."""
-    scenario = Scenario(locations=6, late_share=0.3, max_lateness_seconds=600, late_window_seconds=600)
+    scenario = water_levels(locations=6, late_share=0.3)
     feed = scenario_feed(pipeline.project, pipeline.raw_tables, ORIGIN, water_levels=scenario)
     interval, offset = timedelta(minutes=10), timedelta(seconds=10)
     reports = run_simulated(

@@ -9,22 +9,18 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
-from late_data.generator import Scenario
 from late_data.oracle import compare_window_means, expected_window_means
 from late_data.pipeline import RunReport, run_simulated, scenario_feed
 from late_data.table_history import commits_after
 from late_data.timeutil import format_timestamp
-from tests.helpers import TEST_SETTINGS, TEST_VARS, WINDOW_MEANS_COLUMNS, Pipeline, partition_of
+from tests.helpers import TEST_SETTINGS, TEST_VARS, WINDOW_MEANS_COLUMNS, Pipeline, partition_of, water_levels
 
 ORIGIN = datetime(2026, 3, 1, 12, 0, 0)
-SCENARIO = Scenario(
+SCENARIO = water_levels(
     locations=8,
-    late_share=0.5,
-    max_lateness_seconds=600,
     correction_share=0.03,
     moved_correction_share=0.3,
     too_late_share=0.02,
-    late_window_seconds=600,
     # Every class of malformed version (NaN, infinities, beyond the exact sum, each null): the oracle
     # leaves them out by its own rule, the models by the quarantine's.
     malformed_share=0.02,

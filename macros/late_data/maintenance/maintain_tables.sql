@@ -36,7 +36,10 @@
 
 
 {% macro late_data_maintain_iceberg(relations, keep_hours, keep_snapshots) %}
+    {#- To the microsecond: cut to the second, a snapshot committed earlier in that second would
+        be newer than the cut-off and survive keep_hours=0. -#}
     {%- set older_than = modules.datetime.datetime.utcnow() - modules.datetime.timedelta(hours=keep_hours) -%}
+    {%- set older_than = "timestamp'" ~ older_than.strftime('%Y-%m-%d %H:%M:%S.%f') ~ "'" -%}
     {%- set compactions = [(relations.audit, "options => map('rewrite-all', 'true')")] -%}
     {%- for table in relations.versions -%}
         {%- do compactions.append((table, "strategy => 'sort', sort_order => 'ingested_at', options => map('rewrite-all', 'true')")) -%}
@@ -50,7 +53,7 @@
     {%- for table in relations.all -%}
         {%- do run_query(
             "call spark_catalog.system.expire_snapshots(table => " ~ late_data_string_literal(table.render()) ~ ", older_than => "
-            ~ late_data_timestamp_literal(older_than) ~ ", retain_last => " ~ keep_snapshots ~ ")"
+            ~ older_than ~ ", retain_last => " ~ keep_snapshots ~ ")"
         ) -%}
     {%- endfor -%}
     {{- log('late_data_maintain_tables: compacted ' ~ compactions | length ~ ' tables, expired snapshots of '
