@@ -1,5 +1,10 @@
-{#- Every row version of every late-data source with how late it arrived, measured from its event
-    time and from its window's end, and the late window configured for its source. -#}
+{#- Every row version of every late-data source that has arrived, with how late it arrived, measured
+    from its event time and from its window's end, and the late window configured for its source.
+    Arrived means by the run time when one is given; otherwise by the moment the view is read (these
+    are views, read long after they were built). A row stamped later (a clock ahead) has not
+    arrived yet and would skew the lateness. -#}
+
+{%- set arrived_by = late_data_run_time() if var('run_time', none) else 'current_timestamp()' %}
 
 with
 
@@ -42,10 +47,17 @@ arrivals as (
     union all
     select * from page_count_arrivals
 
+),
+
+arrived as (
+
+    select * from arrivals
+    where ingested_at <= {{ arrived_by }}
+
 )
 
 select
     *,
     (unix_millis(ingested_at) - unix_millis(event_time)) / 1000.0 as lateness_seconds,
     (unix_millis(ingested_at) - unix_millis(window_end)) / 1000.0 as seconds_after_window_end
-from arrivals
+from arrived

@@ -41,8 +41,8 @@ HOST_NAME = re.compile(
 )
 USER_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}$")
 MEMORY = re.compile(r"^[1-9][0-9]*[kKmMgGtT]?$")
-# A path or URI ends up in SQL string literals (scratch), in the comma-separated spark.jars and
-# in the space-separated spark.driver.extraJavaOptions (LATE_DATA_HOME): none of these is escaped.
+# A path or URI ends up in Spark settings unescaped: the warehouse directory, the comma-separated
+# spark.jars and the space-separated spark.driver.extraJavaOptions (LATE_DATA_HOME).
 UNSAFE_IN_LOCATION = re.compile(r"[\s'\"`\\,;]")
 # Free-form settings copied into Spark settings (master URLs, the metastore URI); commas separate
 # several masters or metastores.
@@ -128,9 +128,8 @@ def prepare_environment() -> ProjectEnvironment:
     refuse_unsafe_location("LATE_DATA_HOME", str(home))
     environment = ProjectEnvironment(project_dir=project_dir, home=home, table_format=table_format, target=target)
     warehouse = validate_location("LATE_DATA_WAREHOUSE", os.environ.get("LATE_DATA_WAREHOUSE"))
-    scratch = validate_location("LATE_DATA_SCRATCH", os.environ.get("LATE_DATA_SCRATCH"))
     if environment.shares_catalog:
-        validate_shared_settings(warehouse, scratch)
+        validate_ports()
     if table_format == "delta":
         os.environ["LATE_DATA_DELTA_VERSION"] = check_delta_setup(os.environ.get("DELTA_JARS"))
     require_usable_home(home)
@@ -142,8 +141,6 @@ def prepare_environment() -> ProjectEnvironment:
     os.environ["LATE_DATA_TARGET"] = target
     if warehouse:
         os.environ["LATE_DATA_WAREHOUSE"] = warehouse
-    if scratch:
-        os.environ["LATE_DATA_SCRATCH"] = scratch
     os.environ["DBT_PROFILES_DIR"] = str(environment.profiles_dir)
     return environment
 
@@ -165,7 +162,7 @@ def validate_target(target: str, table_format: str) -> str:
 
 
 def validate_location(name: str, value: str | None) -> str | None:
-    """A warehouse or scratch location: an absolute path (made a plain absolute path) or a URI
+    """A warehouse location: an absolute path (made a plain absolute path) or a URI
     such as hdfs://namenode/warehouse or s3a://bucket/warehouse. Spark would resolve a relative
     path against each process's working directory, so it is refused."""
     if not value:
@@ -189,21 +186,10 @@ def refuse_unsafe_location(name: str, value: str) -> None:
         )
 
 
-def is_local_location(location: str) -> bool:
-    return not URI_SCHEME.match(location) or location.startswith("file:")
-
-
-def validate_shared_settings(warehouse: str | None, scratch: str | None) -> None:
-    """The cluster and thrift targets: ports are ports, and a non-local warehouse needs a scratch
-    location that is not local either (the executors write a model's staged rows there)."""
+def validate_ports() -> None:
+    """The cluster and thrift targets: every port setting is a TCP port."""
     for name in PORT_SETTINGS:
         port_setting(name)
-    if warehouse and not is_local_location(warehouse) and (scratch is None or is_local_location(scratch)):
-        raise SetupError(
-            f"LATE_DATA_WAREHOUSE={warehouse!r} is not on the local disk but LATE_DATA_SCRATCH is "
-            f"{scratch or 'unset (LATE_DATA_HOME/scratch)'}: set LATE_DATA_SCRATCH to a location every executor "
-            "reaches, e.g. next to the warehouse"
-        )
 
 
 def validate_names_and_hosts() -> None:

@@ -192,6 +192,19 @@ def test_a_raw_table_of_the_wrong_types_fails_before_anything_is_written(project
     assert not spark.catalog.tableExists(f"{schema}.int_water_level_readings__versions")
 
 
+def test_columns_beyond_the_contract_are_allowed_and_read_by_nothing(project: DbtProject) -> None:
+    """A raw table may carry columns of its own (a device's firmware, a batch id): the contract
+    names the columns the models read, and those alone decide the numbers."""
+    pipeline = Pipeline(project, TEST_VARS)
+    pipeline.spark.sql(f"alter table {pipeline.raw_table} add columns (device_firmware string)")
+    rows = [(*reading, "fw-2.1") for reading in good_readings()]
+    append_rows(pipeline, "water_level_readings", f"{WATER_LEVEL_COLUMNS}, device_firmware string", rows)
+    report = pipeline.run(at(3.5))
+    assert report.windows_changed == 4
+    comparison = compare_window_means(pipeline.spark, pipeline.raw_table, pipeline.means_table, at(3.5), TEST_SETTINGS)
+    assert comparison.windows_checked == 4 and comparison.mismatched == 0
+
+
 def history_defects(pipeline: Pipeline) -> list[Any]:
     """History versions that end before they begin, share a start with another version of their
     window, or do not start where the previous one ended (gaps and overlaps)."""

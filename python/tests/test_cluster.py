@@ -38,7 +38,6 @@ SETTINGS = (
     "LATE_DATA_TABLE_FORMAT",
     "LATE_DATA_TARGET",
     "LATE_DATA_WAREHOUSE",
-    "LATE_DATA_SCRATCH",
     "DBT_PROFILES_DIR",
     "LATE_DATA_POSTGRES_PORT",
     "LATE_DATA_METASTORE_PORT",
@@ -140,11 +139,6 @@ def test_missing_jdbc_driver_says_what_to_install(clean_settings: Path, monkeypa
         ),
         ({"LATE_DATA_TARGET": "cluster", "LATE_DATA_METASTORE_PORT": "70000"}, "LATE_DATA_METASTORE_PORT='70000'"),
         ({"LATE_DATA_WAREHOUSE": "warehouse"}, "LATE_DATA_WAREHOUSE='warehouse' is relative"),
-        ({"LATE_DATA_SCRATCH": "./scratch"}, "LATE_DATA_SCRATCH='./scratch' is relative"),
-        (
-            {"LATE_DATA_TARGET": "thrift", "LATE_DATA_WAREHOUSE": "s3a://lake/warehouse"},
-            "set LATE_DATA_SCRATCH to a location every executor reaches",
-        ),
     ],
 )
 def test_bad_settings_are_refused_by_name(
@@ -162,7 +156,6 @@ def test_targets_and_locations_are_exported(clean_settings: Path, monkeypatch: p
     assert environment.warehouse == str(clean_settings / "warehouse")
     monkeypatch.setenv("LATE_DATA_TARGET", "thrift")
     monkeypatch.setenv("LATE_DATA_WAREHOUSE", "s3a://lake/warehouse")
-    monkeypatch.setenv("LATE_DATA_SCRATCH", "s3a://lake/scratch")
     environment = prepare_environment()
     assert (environment.profile_target, environment.shares_catalog) == ("thrift", True)
     assert (os.environ["LATE_DATA_TARGET"], environment.warehouse) == ("thrift", "s3a://lake/warehouse")

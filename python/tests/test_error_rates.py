@@ -216,14 +216,16 @@ def test_recommended_late_window_matches_a_constructed_distribution(project: Any
     counts = [
         PageCount(f"v{k}", "/home", at(k % 50), 1, at(k % 50) + timedelta(seconds=60 + k)) for k in range(1, 1001)
     ]
+    # Stamped after the run time (a clock a year ahead): not arrived yet, so not counted as late.
+    counts.append(PageCount("ahead", "/home", at(1), 1, at(1) + timedelta(days=365)))
     append_page_counts(pipeline.spark, pipeline.raw_tables["page_views"], counts)
     schema = pipeline.project.target_schema()
 
     def recommendation(project_vars: dict) -> dict:
         pipeline.project.use_vars(project_vars)
-        pipeline.project.invoke(["run", "--select", "+tag:lateness"], {"run_time": "2026-05-02 09:00:00"})
+        pipeline.project.invoke(["run", "--select", "+tag:lateness"], {"run_time": "2026-05-02 10:00:00"})
         test = pipeline.project.invoke(
-            ["test", "--select", "assert_late_window_captures_target_share"], {"run_time": "2026-05-02 09:00:00"}
+            ["test", "--select", "assert_late_window_captures_target_share"], {"run_time": "2026-05-02 10:00:00"}
         )
         row = (
             pipeline.spark.sql(f"select * from {schema}.late_window_recommendations where source_table = 'page_views'")

@@ -25,7 +25,7 @@ from late_data.environment import find_project_dir
 PROJECT_DIR = find_project_dir()
 ORIGIN = datetime(2026, 3, 1, 12, 0, 0)
 # Settings the driver must not inherit from the test session (its home is a temporary one).
-INHERITED_SETTINGS = ("LATE_DATA_HOME", "LATE_DATA_WAREHOUSE", "LATE_DATA_SCRATCH", "LATE_DATA_SCHEMA")
+INHERITED_SETTINGS = ("LATE_DATA_HOME", "LATE_DATA_WAREHOUSE", "LATE_DATA_SCHEMA")
 
 
 def run_time(number: int) -> str:

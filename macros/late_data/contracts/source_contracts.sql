@@ -1,10 +1,10 @@
 {% macro late_data_check_source_contracts() %}
     {#- For on-run-start of commands that build: every raw table (a source that declares its
-        columns' data_type) that a selected node reads must exist with exactly those columns and
-        types, or the run stops before it writes anything, naming the table, the column, the type
-        found and the type expected. Nothing is cast leniently afterwards: a string column would
-        turn 'abc' into a null that is still counted. Columns are read once per process
-        (late_data_known_columns). -#}
+        columns' data_type) that a selected node reads must exist with those columns and types
+        (other columns are read by nothing and allowed), or the run stops before it writes
+        anything, naming the table, the column, the type found and the type expected. Nothing is
+        cast leniently afterwards: a string column would turn 'abc' into a null that is still
+        counted. Columns are read once per process (late_data_known_columns). -#}
     {%- if not execute or flags.WHICH not in ('run', 'build', 'snapshot') -%}{{ return('') }}{%- endif -%}
     {%- set read = late_data_selected_ancestors() -%}
     {%- set problems = [] -%}

@@ -125,8 +125,8 @@ def write_thriftserver_conf(settings: ClusterSettings, environment: ProjectEnvir
 def start_thriftserver(
     settings: ClusterSettings, tools: Tools, environment: ProjectEnvironment
 ) -> subprocess.Popen[bytes]:
-    """The server runs in the project directory: a relative path in SQL (LATE_DATA_SCRATCH's default
-    when dbt runs with a relative LATE_DATA_HOME) means what it means to dbt run from there."""
+    """The server runs in the project directory: a relative path in SQL (a relative LATE_DATA_HOME
+    in a setting) means what it means to dbt run from there."""
     write_thriftserver_conf(settings, environment)
     conf = settings.conf_dir / "thriftserver"
     return launch(
