@@ -25,56 +25,25 @@
         {{ source_sql }}
 
     )
+    {%- if vanished_keys %},
 
-    select
-        'insert' as dbt_change_type,
-        *,
-        window_key as dbt_unique_key,
-        computed_at as dbt_updated_at,
-        computed_at as dbt_valid_from,
-        cast(null as timestamp) as dbt_valid_to,
-        {{ late_data_version_id() }} as dbt_scd_id,
-        true as is_current_version
-    from candidates
+    vanished_versions as (
 
-    union all
+        select window_key, {{ late_data_run_time() }} as vanished_at
+        from values {{ vanished_keys }} as vanished(window_key)
 
-    -- Closes the open version of each changed window, if it has one.
-    select
-        'update' as dbt_change_type,
-        *,
-        window_key as dbt_unique_key,
-        computed_at as dbt_updated_at,
-        computed_at as dbt_valid_from,
-        computed_at as dbt_valid_to,
-        cast(null as string) as dbt_scd_id,
-        false as is_current_version
-    from candidates
-    {%- if vanished_keys %}
-
-    union all
-
-    select
-        'delete' as dbt_change_type,
-        candidates.*,
-        vanished.window_key as dbt_unique_key,
-        {{ late_data_run_time() }} as dbt_updated_at,
-        {{ late_data_run_time() }} as dbt_valid_from,
-        {{ late_data_run_time() }} as dbt_valid_to,
-        cast(null as string) as dbt_scd_id,
-        false as is_current_version
-    from (select * from values {{ vanished_keys }} as vanished(window_key)) as vanished
-    left join candidates on false
+    )
     {%- endif %}
+
+    {{ late_data_history_rows(compared=false, vanished=vanished_keys is not none) }}
 {%- endmacro %}
 
 
 {% macro late_data_history_comparison(source_sql, target_relation, plan) %}
     {#- Staging of a history that is new to this result, catching up, or facing a rebuilt result:
         the candidates compared with the open versions. -#}
-    {%- set result = late_data_history_result() -%}
     {%- set vanished_in_audit = plan.since is not none -%}
-    {%- set vanished_keys = late_data_vanished_keys(plan) %}
+    {%- set run_time = late_data_run_time() %}
     with
 
     candidates as (
@@ -86,55 +55,25 @@
 
     vanished_runs as (
 
-        -- The runs of the result model that found a window vanished, since the history's last run.
-        select window_key, max(run_time) as vanished_at
-        from {{ late_data_run_audit_relation() }}
-        lateral view explode(vanished_windows) vanished as window_key
-        where
-            model = {{ late_data_string_literal(result.identifier) }}
-            and outcome = 'success'
-            and run_time > {{ late_data_timestamp_literal(plan.since) }}
-        group by window_key
+        {{ late_data_vanished_runs(late_data_history_result(), plan.since) }}
 
     ),
     {%- endif %}
 
     current_versions as (
 
-        select *
-        from {{ target_relation }}
-        where
-            is_current_version
-            {%- if plan.scope == 'none' %}
-            and false
-            {%- elif plan.scope == 'since' %}
-            and window_key in (
-                select window_key from candidates
-                {%- if vanished_keys %}
-                union all
-                select * from values {{ vanished_keys }}
-                {%- endif %}
-                union all
-                select window_key from vanished_runs
-            )
-            {%- endif %}
+        {{ late_data_open_versions(target_relation, plan) }}
 
     ),
 
     changed_versions as (
 
         select
-            candidates.*,
+            candidates.window_key,
             current_versions.window_key is not null as replaces_a_version
         from candidates
         left join current_versions on candidates.window_key = current_versions.window_key
-        where
-            current_versions.window_key is null
-            or not (
-                {%- for column in config.get('check_cols') %}
-                candidates.{{ column }} <=> current_versions.{{ column }}{{ ' and' if not loop.last }}
-                {%- endfor %}
-            )
+        where current_versions.window_key is null or not {{ late_data_same_version('candidates', 'current_versions') }}
 
     ),
 
@@ -142,11 +81,7 @@
 
         select
             current_versions.window_key,
-            {%- if vanished_in_audit %}
-            coalesce(vanished_runs.vanished_at, {{ late_data_run_time() }}) as vanished_at
-            {%- else %}
-            {{ late_data_run_time() }} as vanished_at
-            {%- endif %}
+            {{ 'coalesce(vanished_runs.vanished_at, ' ~ run_time ~ ')' if vanished_in_audit else run_time }} as vanished_at
         from current_versions
         left anti join candidates on current_versions.window_key = candidates.window_key
         {%- if vanished_in_audit %}
@@ -155,6 +90,67 @@
 
     )
 
+    {{ late_data_history_rows(compared=true, vanished=true) }}
+{%- endmacro %}
+
+
+{% macro late_data_vanished_runs(result, since) %}
+    {#- A select of the windows the successful runs of `result` found vanished after `since`, with
+        the last such run time (vanished_at). -#}
+    select window_key, max(run_time) as vanished_at
+    from {{ late_data_run_audit_relation() }}
+    lateral view explode(vanished_windows) vanished as window_key
+    where
+        model = {{ late_data_string_literal(result.identifier) }}
+        and outcome = 'success'
+        and run_time > {{ late_data_timestamp_literal(since) }}
+    group by window_key
+{%- endmacro %}
+
+
+{% macro late_data_open_versions(target_relation, plan) %}
+    {#- A select of the open versions of the history `target_relation` that the comparison needs:
+        all of them (plan.scope 'all'), none, or ('since') those of the candidates' windows and of
+        the windows found vanished since the history's last run (CTEs candidates, vanished_runs). -#}
+    {%- set vanished_keys = late_data_vanished_keys(plan) %}
+    select *
+    from {{ target_relation }}
+    where
+        is_current_version
+        {%- if plan.scope == 'none' %}
+        and false
+        {%- elif plan.scope == 'since' %}
+        and window_key in (
+            select window_key from candidates
+            {%- if vanished_keys %}
+            union all
+            select * from values {{ vanished_keys }}
+            {%- endif %}
+            union all
+            select window_key from vanished_runs
+        )
+        {%- endif %}
+{%- endmacro %}
+
+
+{% macro late_data_same_version(candidate, current) %}
+    {#- SQL, parenthesized: the candidate row holds what the open version holds, column by column of
+        the snapshot's check_cols (null-safe). -#}
+    (
+    {%- for column in config.get('check_cols') %}
+        {{ candidate }}.{{ column }} <=> {{ current }}.{{ column }}{{ ' and' if not loop.last }}
+    {%- endfor %}
+    )
+{%- endmacro %}
+
+
+{% macro late_data_history_rows(compared, vanished) %}
+    {#- The staged rows of a late-data history snapshot from the CTE `candidates` (this run's
+        published rows): an insert per new version, an update closing the open version it replaces
+        and, with `vanished`, a delete closing the open version of each window in the CTE
+        `vanished_versions` (window_key, vanished_at). With `compared`, only the candidates in the
+        CTE `changed_versions` (window_key, replaces_a_version) are new versions; without, every
+        candidate is, and its update closes its window's open version if there is one. -#}
     select
         'insert' as dbt_change_type,
         candidates.*,
@@ -165,7 +161,9 @@
         {{ late_data_version_id('candidates') }} as dbt_scd_id,
         true as is_current_version
     from candidates
+    {%- if compared %}
     left semi join changed_versions on candidates.window_key = changed_versions.window_key
+    {%- endif %}
 
     union all
 
@@ -179,8 +177,11 @@
         cast(null as string) as dbt_scd_id,
         false as is_current_version
     from candidates
+    {%- if compared %}
     inner join changed_versions on candidates.window_key = changed_versions.window_key
     where changed_versions.replaces_a_version
+    {%- endif %}
+    {%- if vanished %}
 
     union all
 
@@ -195,6 +196,7 @@
         false as is_current_version
     from vanished_versions
     left join candidates on false
+    {%- endif %}
 {%- endmacro %}
 
 

@@ -2,40 +2,24 @@
     versions, late_window_seconds, series_key, counted_for, listed_for=[], event_key_columns=['event_id'],
     tie_breaker_columns=[], version_late_window=none
 ) %}
-    {#- A select of the row versions in `versions` (a versions table: source rows, loaded_at and
-        quarantine_reason; quarantined versions are left out, as if they never arrived) that the
-        result model `counted_for` and the too-late listings `listed_for` (model names) must look
-        at in this run, windowed, with their version chain and:
-        - counts_now: the version counts toward its window as of the run time (it is the newest
-          version of its event at least(run_time, final_at));
-        - counted_before: it counted at the result model's previous run, as of that run time,
-          among the versions loaded by then (false when it rebuilds);
-        - written_late: loaded since that run though stamped before it by more than
-          write_delay_seconds (a scheduled run does not look that far back; reconciliation does);
-        - version_final_at: when the version's window stops accepting it (final_at, unless
-          `version_late_window` gives each source its own late window: see late_data_windowed);
-        - previous_version_final_at: version_final_at of the version it replaces.
-        Which versions (late_data_count_plan): on a scheduled run only the events that received a
-        version since the previous run of either model, with their versions that can still change a
-        window, so the cost follows the arrivals; when either model is built from scratch, every
-        version; on a reconcile or backfill run every version of the checked partitions and every
-        version that arrived since the earliest of them. -#}
+    {#- The versions (quarantined ones left out) that the result `counted_for` and the listings
+        `listed_for` must look at in this run (late_data_count_plan), windowed, chained, and with
+        the flags of late_data_count_flags. Columns: _versions__macros.yml. -#}
     {%- set plan = late_data_count_plan(versions, late_window_seconds, counted_for, listed_for) -%}
-    {%- set keys = event_key_columns | join(', ') -%}
-    {%- set chain_order = (['ingested_at', 'event_time'] + tie_breaker_columns) | join(', ') -%}
     {%- set run_time = late_data_run_time() -%}
-    {%- set counted_run = late_data_timestamp_literal(plan.counted_run_time) if plan.counted_run_time else none -%}
     {%- set version_final_at = 'version_final_at' if version_late_window else 'final_at' %}
     with
 
     {%- if plan.arrived_since %}
+    {%- set since = late_data_timestamp_literal(plan.arrived_since) %}
 
     arrived_events as (
 
-        select distinct {{ keys }}
+        select distinct {{ event_key_columns | join(', ') }}
         from {{ versions }}
         where
-            (loaded_at > {{ late_data_timestamp_literal(plan.arrived_since) }} or ingested_at > {{ late_data_timestamp_literal(plan.arrived_since) }})
+            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
+            (loaded_at > {{ since }} or ingested_at > {{ since }})
             and ingested_at <= {{ run_time }}
             and quarantine_reason is null
 
@@ -48,10 +32,7 @@
         from {{ versions }} as selected
         {%- if plan.arrived_since %}
         left semi join arrived_events
-            on
-            {%- for key in event_key_columns %}
-                selected.{{ key }} = arrived_events.{{ key }}{{ ' and' if not loop.last }}
-            {%- endfor %}
+            on {% for key in event_key_columns %}selected.{{ key }} = arrived_events.{{ key }}{{ ' and ' if not loop.last }}{% endfor %}
         {%- endif %}
         where selected.ingested_at <= {{ run_time }} and selected.quarantine_reason is null and {{ plan.lookup }}
 
@@ -65,23 +46,7 @@
 
     chained_versions as (
 
-        select
-            *,
-            min(ingested_at) over later_versions as superseded_at,
-            {%- if counted_run %}
-            min(if(loaded_at <= {{ counted_run }} and ingested_at <= {{ counted_run }}, ingested_at, null))
-                over later_versions as superseded_before,
-            {%- else %}
-            {#- Kept so every run writes the same columns in the same order. #}
-            cast(null as timestamp) as superseded_before,
-            {%- endif %}
-            lag({{ version_final_at }}) over event_versions as previous_version_final_at
-        from windowed_versions
-        window
-            event_versions as (partition by {{ keys }} order by {{ chain_order }}),
-            later_versions as (
-                partition by {{ keys }} order by {{ chain_order }} rows between 1 following and unbounded following
-            )
+        {{ late_data_chained_versions('windowed_versions', event_key_columns, tie_breaker_columns, plan.counted_run_time, version_final_at) }}
 
     )
 
@@ -90,18 +55,56 @@
         {%- if not version_late_window %}
         final_at as version_final_at,
         {%- endif %}
-        {{ late_data_counts_as_of(late_data_judged_at(run_time, version_final_at)) }} as counts_now,
+        {{ late_data_count_flags(plan.counted_run_time, version_final_at) }}
+    from chained_versions
+{%- endmacro %}
+
+
+{% macro late_data_chained_versions(windowed_versions, event_key_columns, tie_breaker_columns, counted_run_time, version_final_at) %}
+    {#- A select of `windowed_versions` with each version's place in its event's chain (ordered by
+        arrival, then event time and the tie breakers): when a later version superseded it
+        (superseded_at; superseded_before: among the versions loaded by the previous run
+        `counted_run_time`) and the version_final_at of the version it replaces. -#}
+    {%- set counted_run = late_data_timestamp_literal(counted_run_time) if counted_run_time else none -%}
+    {%- set keys = event_key_columns | join(', ') -%}
+    {%- set chain_order = (['ingested_at', 'event_time'] + tie_breaker_columns) | join(', ') %}
+    select
+        *,
+        min(ingested_at) over later_versions as superseded_at,
+        {%- if counted_run %}
+        min(if(loaded_at <= {{ counted_run }} and ingested_at <= {{ counted_run }}, ingested_at, null))
+            over later_versions as superseded_before,
+        {%- else %}
+        {#- Kept so every run writes the same columns in the same order. #}
+        cast(null as timestamp) as superseded_before,
+        {%- endif %}
+        lag({{ version_final_at }}) over event_versions as previous_version_final_at
+    from {{ windowed_versions }}
+    window
+        event_versions as (partition by {{ keys }} order by {{ chain_order }}),
+        later_versions as (
+            partition by {{ keys }} order by {{ chain_order }} rows between 1 following and unbounded following
+        )
+{%- endmacro %}
+
+
+{% macro late_data_count_flags(counted_run_time, version_final_at) %}
+    {#- The select-list columns saying how a chained version counts: counts_now (as of the run time),
+        counted_before (as of the previous run `counted_run_time`, among the versions loaded by
+        then) and written_late (loaded since that run, stamped before it by more than
+        write_delay_seconds); false without a previous run. -#}
+    {%- set counted_run = late_data_timestamp_literal(counted_run_time) if counted_run_time else none %}
+        {{ late_data_counts_as_of(late_data_judged_at(late_data_run_time(), version_final_at)) }} as counts_now,
         {%- if counted_run %}
         loaded_at <= {{ counted_run }}
         and {{ late_data_counts_as_of('least(' ~ counted_run ~ ', ' ~ version_final_at ~ ')', 'superseded_before') }} as counted_before,
         loaded_at > {{ counted_run }} and ingested_at < {{ late_data_timestamp_literal(
-            plan.counted_run_time - modules.datetime.timedelta(seconds=late_data_write_delay_seconds())
+            counted_run_time - modules.datetime.timedelta(seconds=late_data_write_delay_seconds())
         ) }} as written_late
         {%- else %}
         false as counted_before,
         false as written_late
         {%- endif %}
-    from chained_versions
 {%- endmacro %}
 
 

@@ -1,6 +1,20 @@
 {% macro late_data_count() %}
-    {#- Checksum spec: the number of counted versions. -#}
-    {{- return({'expression': '1', 'type': 'bigint', 'addend_type': 'bigint', 'published': true}) -}}
+    {#- Checksum spec: the number of counted versions. Every checksum dict has exactly one: a window
+        whose count falls to 0 has vanished, and a negative count means the stored state drifted. -#}
+    {{- return({'expression': '1', 'type': 'bigint', 'addend_type': 'bigint', 'published': true, 'is_count': true}) -}}
+{% endmacro %}
+
+
+{% macro late_data_count_column(checksums) %}
+    {#- The name of the late_data_count() checksum in `checksums`; refused unless there is exactly one. -#}
+    {%- set names = [] -%}
+    {%- for name, spec in checksums.items() if spec.get('is_count') -%}{%- do names.append(name) -%}{%- endfor -%}
+    {%- if names | length != 1 -%}
+        {%- do exceptions.raise_compiler_error(
+            'late-data checksums need exactly one late_data_count(), found ' ~ names | length ~ ': ' ~ checksums.keys() | list | join(', ')
+        ) -%}
+    {%- endif -%}
+    {{- return(names[0]) -}}
 {% endmacro %}
 
 

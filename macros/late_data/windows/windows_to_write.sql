@@ -18,7 +18,7 @@
         A run holds (writes nothing, and its changes wait for the next run) while a history
         snapshot of the model, selected in this invocation, has not recorded the model's last run. -#}
     {%- set run_mode = late_data_run_mode(result) if execute else {'mode': 'rebuild', 'previous_run_time': none} -%}
-    {%- set count_column = (checksums.keys() | list)[0] -%}
+    {%- set count_column = late_data_count_column(checksums) -%}
     {%- set held = execute and run_mode.mode != 'rebuild' and late_data_histories_behind(result) -%}
     {%- if held and late_data_backfill() -%}
         {%- do exceptions.raise_compiler_error(
@@ -60,10 +60,9 @@
 
 {% macro late_data_updated_windows(window_checksums, result, key_columns, checksums, late_window_seconds, previous_run_time) %}
     {#- The scheduled path of late_data_windows_to_write: stored checksums plus changes, for every
-        window of the partitions where a window changed or became final. The changes are worked out
-        once and joined with the stored windows of the partitions a change can reach (from the
-        horizon on); a window function over each partition says whether it is rewritten. (Picking
-        the partitions first and joining twice made Spark work the changes out four times.) -#}
+        window of the partitions where a window changed or became final. One join of the changes
+        with the stored windows a change can reach, and a window function per partition (picking
+        the partitions first and joining twice made Spark work the changes out four times). -#}
     {%- set run_time = late_data_run_time() -%}
     {%- set until_final = modules.datetime.timedelta(seconds=late_window_seconds + late_data_window_size_seconds()) -%}
     {%- set horizon = previous_run_time - until_final - modules.datetime.timedelta(seconds=late_data_write_delay_seconds()) -%}
@@ -75,11 +74,7 @@
 
         select *
         from {{ window_checksums }}
-        where not (
-            {%- for name in checksums %}
-            {{ name }}__change = 0{{ ' and' if not loop.last }}
-            {%- endfor %}
-        )
+        where not ({% for name in checksums %}{{ name }}__change = 0{{ ' and ' if not loop.last }}{% endfor %})
 
     ),
 
@@ -94,26 +89,17 @@
     joined_windows as (
 
         select
-            {%- for column in key_columns + ['final_at', 'partition_start', 'series_bucket'] %}
-            coalesce(stored.{{ column }}, changes.{{ column }}) as {{ column }},
-            {%- endfor %}
+            {{- late_data_window_identity(key_columns, 'changes') }}
             {%- for name, spec in checksums.items() %}
-            cast(coalesce(stored.{{ name }}, 0) as {{ spec.addend_type }})
-            + cast(coalesce(changes.{{ name }}__change, 0) as {{ spec.addend_type }}) as {{ name }},
-            stored.{{ name }} as stored_{{ name }},
+            {{ late_data_stored_plus_change(name, spec, 'changes') }} as {{ name }},
             {%- endfor %}
-            stored.is_final as stored_is_final,
-            stored.computed_at as stored_computed_at,
-            stored.invocation_id as stored_invocation_id,
+            {{- late_data_stored_columns(checksums) }},
             -- A window changed, or it becomes final now.
             changes.{{ key_columns[0] }} is not null
             or (not stored.is_final and stored.final_at <= {{ run_time }}) as is_moved
         from stored_windows as stored
         full outer join window_changes as changes
-            on
-            {%- for key in key_columns %}
-                stored.{{ key }} = changes.{{ key }}{{ ' and' if not loop.last }}
-            {%- endfor %}
+            on {{ late_data_same_keys(key_columns, 'changes') }}
 
     ),
 
@@ -159,34 +145,18 @@
     compared_windows as (
 
         select
-            {%- for column in key_columns + ['final_at', 'partition_start', 'series_bucket'] %}
-            coalesce(stored.{{ column }}, fresh.{{ column }}) as {{ column }},
-            {%- endfor %}
+            {{- late_data_window_identity(key_columns, 'fresh') }}
             {%- for name, spec in checksums.items() %}
             cast(coalesce(fresh.{{ name }}, 0) as {{ spec.type }}) as {{ name }},
-            stored.{{ name }} as stored_{{ name }},
             {%- endfor %}
             {%- if previous_run_time is not none %}
-            -- Repaired: what the arrival-driven path would have stored (stored plus what changed)
-            -- differs from the recomputation, or a row written too late for it changed the window.
-            not (
-                {%- for name, spec in checksums.items() %}
-                coalesce(fresh.{{ name }}, 0) = cast(coalesce(stored.{{ name }}, 0) as {{ spec.addend_type }})
-                + cast(coalesce(fresh.{{ name }}__change, 0) as {{ spec.addend_type }}) and
-                {%- endfor %}
-                not coalesce(fresh.changed_by_late_write, false)
-            ) as window_repaired,
+            {{ late_data_window_repaired(checksums) }} as window_repaired,
             {%- endif %}
-            stored.is_final as stored_is_final,
-            stored.computed_at as stored_computed_at,
-            stored.invocation_id as stored_invocation_id
+            {{- late_data_stored_columns(checksums) }}
         from stored_windows as stored
         full outer join fresh_windows as fresh
-            on
-            {%- for key in key_columns %}
-                stored.{{ key }} = fresh.{{ key }}{{ ' and' if not loop.last }}
-            {%- endfor %}
-        where stored.{{ key_columns[0] }} is not null or fresh.{{ (checksums.keys() | list)[0] }} > 0
+            on {{ late_data_same_keys(key_columns, 'fresh') }}
+        where stored.{{ key_columns[0] }} is not null or fresh.{{ late_data_count_column(checksums) }} > 0
 
     ),
 
@@ -194,12 +164,8 @@
 
         select
             *,
-            max(not (
-                {%- for name in checksums %}
-                {{ name }} <=> stored_{{ name }} and
-                {%- endfor %}
-                final_at <= {{ late_data_run_time() }} <=> stored_is_final
-            )) over (partition by partition_start, series_bucket) as is_partition_changed
+            max(not {{ late_data_same_checksums(checksums) }})
+                over (partition by partition_start, series_bucket) as is_partition_changed
         from compared_windows
 
     ),
@@ -214,16 +180,28 @@
 {%- endmacro %}
 
 
+{% macro late_data_window_repaired(checksums) %}
+    {#- SQL: reconciliation repairs the window: what the arrival-driven path would have stored
+        (stored plus what changed) differs from the recomputation `fresh`, or a row written too
+        late for that path changed the window. -#}
+    not (
+        {%- for name, spec in checksums.items() %}
+        coalesce(fresh.{{ name }}, 0) = {{ late_data_stored_plus_change(name, spec, 'fresh') }} and
+        {%- endfor %}
+        not coalesce(fresh.changed_by_late_write, false)
+    )
+{%- endmacro %}
+
+
 {% macro late_data_written_windows(updated_windows, result, key_columns, checksums, repaired=false) %}
     {#- The final select of an incremental late_data_windows_to_write: `updated_windows` (new
         checksums next to the stored_* ones) with status, window_change, computed_at and
         invocation_id. A negative count means the stored checksums drifted from the versions:
         the run fails rather than publish it. -#}
     {%- set run_time = late_data_run_time() -%}
-    {%- set names = checksums.keys() | list -%}
-    {%- set count_column = names[0] -%}
-    {%- set published = [] -%}
-    {%- for name, spec in checksums.items() if spec.published -%}{%- do published.append(name) -%}{%- endfor %}
+    {%- set count_column = late_data_count_column(checksums) -%}
+    {%- set published = {} -%}
+    {%- for name, spec in checksums.items() if spec.published -%}{%- do published.update({name: spec}) -%}{%- endfor %}
     select
         {%- for column in key_columns + ['final_at', 'partition_start', 'series_bucket'] %}
         {{ column }},
@@ -254,17 +232,8 @@
             case
                 when {{ count_column }} = 0 then 'vanished'
                 when stored_{{ count_column }} is null then 'published'
-                when not (
-                    {%- for name in published %}
-                    {{ name }} <=> stored_{{ name }} and
-                    {%- endfor %}
-                    final_at <= {{ run_time }} <=> stored_is_final
-                ) then 'published'
-                when not (
-                    {%- for name in names %}
-                    {{ name }} <=> stored_{{ name }}{{ ' and' if not loop.last }}
-                    {%- endfor %}
-                ) then 'checksum'
+                when not {{ late_data_same_checksums(published) }} then 'published'
+                when not {{ late_data_same_checksums(checksums, status=false) }} then 'checksum'
                 else 'unchanged'
             end as window_change
         from {{ updated_windows }}
@@ -289,3 +258,54 @@
         ) -%}
     {%- endif -%}
 {% endmacro %}
+
+
+{% macro late_data_window_identity(key_columns, other) %}
+    {#- The select list's first columns in a full outer join of `stored` windows with `other`:
+        each window's keys, final_at and partition (time partition and series bucket), from
+        whichever side has the window. -#}
+    {%- for column in key_columns + ['final_at', 'partition_start', 'series_bucket'] %}
+            coalesce(stored.{{ column }}, {{ other }}.{{ column }}) as {{ column }},
+    {%- endfor %}
+{%- endmacro %}
+
+
+{% macro late_data_stored_columns(checksums) %}
+    {#- What `stored` holds for the window, as stored_<checksum> and stored_is_final,
+        stored_computed_at, stored_invocation_id (no trailing comma). -#}
+    {%- for name in checksums %}
+            stored.{{ name }} as stored_{{ name }},
+    {%- endfor %}
+            stored.is_final as stored_is_final,
+            stored.computed_at as stored_computed_at,
+            stored.invocation_id as stored_invocation_id
+{%- endmacro %}
+
+
+{% macro late_data_same_keys(key_columns, other) %}
+    {#- Join condition: `stored` and `other` hold the same window. -#}
+    {%- for key in key_columns -%}
+        stored.{{ key }} = {{ other }}.{{ key }}{{ ' and ' if not loop.last }}
+    {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro late_data_same_checksums(checksums, status=true) %}
+    {#- SQL, parenthesized: every checksum named in `checksums` equals its stored_ column (null-safe)
+        and, with `status`, the window's final status equals stored_is_final. -#}
+    (
+    {%- for name in checksums %}
+        {{ name }} <=> stored_{{ name }}{{ ' and' if not loop.last or status }}
+    {%- endfor %}
+    {%- if status %}
+        final_at <= {{ late_data_run_time() }} <=> stored_is_final
+    {%- endif %}
+    )
+{%- endmacro %}
+
+
+{% macro late_data_stored_plus_change(name, spec, changes) %}
+    {#- SQL: the stored checksum `name` plus what `changes` says changed (`name`__change), in the
+        spec's addend type, so the sum is exact. -#}
+    cast(coalesce(stored.{{ name }}, 0) as {{ spec.addend_type }}) + cast(coalesce({{ changes }}.{{ name }}__change, 0) as {{ spec.addend_type }})
+{%- endmacro %}
