@@ -25,6 +25,7 @@ from late_data.environment import (
     delta_jars_unavailable,
     prepare_environment,
 )
+from late_data.explain import DEFAULT_SELECTION, MODES, compile_run, render_run, write_runs
 from late_data.generator import LATENESS_PROFILES, PageScenario, Scenario
 from late_data.oracle import WindowSettings, compare_window_means
 from late_data.pipeline import Upkeep, run_pipeline, run_real_clock, run_simulated, scenario_feed, scheduled_selection
@@ -226,6 +227,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     reconcile.add_argument("--run-time", type=parse_time, default=None, help="default: now (UTC)")
 
+    explain = commands.add_parser(
+        "explain", help="print the SQL each late-data node would run now (scheduled, rebuild or reconcile)"
+    )
+    explain.add_argument("--run-time", type=parse_time, required=True)
+    explain.add_argument("--mode", choices=MODES, action="append", help="repeatable; default: scheduled")
+    explain.add_argument("--select", default=None, help=f"dbt selection (default: {DEFAULT_SELECTION})")
+    explain.add_argument("--out", type=Path, default=None, help="write <mode>.sql files here instead of printing")
+
     commands.add_parser(
         "status", help="the last run of each model, interrupted runs, the quarantine and the last reconciliation"
     )
@@ -424,6 +433,18 @@ def reconcile_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def explain_command(args: argparse.Namespace) -> int:
+    project = open_project()
+    modes = tuple(args.mode or ("scheduled",))
+    if args.out is not None:
+        for path in write_runs(project, args.run_time, modes, args.out, args.select):
+            print(f"explain: wrote {path}")
+        return 0
+    for mode in modes:
+        print(render_run(compile_run(project, args.run_time, mode, args.select), mode, args.run_time))
+    return 0
+
+
 def status_command(args: argparse.Namespace) -> int:
     print("\n".join(read_status(open_project()).lines()))
     return 0
@@ -447,6 +468,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": check_command,
     "cluster": cluster_command,
     "reconcile": reconcile_command,
+    "explain": explain_command,
     "status": status_command,
     "demo": demo_command,
 }

@@ -463,7 +463,7 @@ def _commit(
     version: int, actions: list[dict[str, Any]], removed: list[dict[str, Any]], schema: TableSchema, location: str
 ) -> Commit:
     added = [action["add"] for action in actions if "add" in action]
-    commit_info = next((action["commitInfo"] for action in actions if "commitInfo" in action), {})
+    commit_info: dict[str, Any] = next((action["commitInfo"] for action in actions if "commitInfo" in action), {})
     # A file removed and added again with a deletion vector had rows deleted, not rewritten: its
     # rows are not counted as written or removed (Iceberg's position delete files likewise count
     # only the rows they delete).

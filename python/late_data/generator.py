@@ -79,7 +79,10 @@ def generate_sql(scenario: Scenario, origin: datetime, start: datetime, end: dat
     first_tick = -(-epoch_seconds(start) // interval) * interval
     last_tick = epoch_seconds(end) - 1
     origin_epoch = epoch_seconds(origin)
-    u = lambda purpose: _uniform(scenario, purpose)
+
+    def u(purpose: str) -> str:
+        return _uniform(scenario, purpose)
+
     if scenario.lateness == "uniform":
         lateness = f"{u('lateness')} * {scenario.max_lateness_seconds}"
     else:
@@ -159,7 +162,7 @@ def generate(spark: Any, table: str, scenario: Scenario, origin: datetime, start
     """Append the scenario's rows for ticks in [start, end) to `table`; returns the row count."""
     batch = spark.sql(generate_sql(scenario, origin, start, end)).cache()
     try:
-        rows = batch.count()
+        rows: int = batch.count()
         batch.writeTo(table).append()
     finally:
         batch.unpersist()
@@ -267,7 +270,7 @@ def generate_page_counts(
     tables['page_views']; returns the row count."""
     batch = spark.sql(page_counts_sql(scenario, origin, start, end)).cache()
     try:
-        rows = batch.count()
+        rows: int = batch.count()
         for source_table in ("page_errors", "page_views"):
             batch.where(f"source_table = '{source_table}'").drop("source_table").writeTo(tables[source_table]).append()
     finally:

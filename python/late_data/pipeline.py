@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import overload
 
 from tqdm import tqdm
 
@@ -46,6 +47,10 @@ SCHEDULED_BUILD = ["build", "--resource-type", "seed", "--resource-type", "model
 Feed = Callable[[datetime, datetime], None]
 
 
+@overload
+def scheduled_selection(pipeline_tag: str, first_run: bool) -> str: ...
+@overload
+def scheduled_selection(pipeline_tag: None, first_run: bool) -> str | None: ...
 def scheduled_selection(pipeline_tag: str | None, first_run: bool) -> str | None:
     """What a scheduled run builds. The first run of a process builds the whole DAG (views too, so
     a changed model or setting takes effect); later runs only the late-data models and snapshots,

@@ -136,7 +136,7 @@ def window_versions(spark: Any, table: str, key: str, value: str, window_start: 
     data (a location called "O'Brien Weir" must neither break the query nor change it)."""
     from pyspark.sql import functions as F
 
-    return (
+    versions: list[Any] = (
         spark.table(table)
         .where(
             (F.col("window_start") == F.lit(window_start)) & (F.col(key) == F.lit(series)) & F.col(value).isNotNull()
@@ -145,6 +145,7 @@ def window_versions(spark: Any, table: str, key: str, value: str, window_start: 
         .select("valid_from", F.col(value).alias("value"), "is_final")
         .collect()
     )
+    return versions
 
 
 def _figure(figure: Any) -> str:

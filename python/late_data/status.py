@@ -91,7 +91,8 @@ def last_successful_run_time(project: DbtProject) -> datetime | None:
         where outcome = 'success' and run_kind != 'backfill'
         """
     )
-    return row["succeeded"]
+    succeeded: datetime | None = row["succeeded"]
+    return succeeded
 
 
 def latest_arrival(project: DbtProject) -> datetime | None:
@@ -105,7 +106,8 @@ def latest_arrival(project: DbtProject) -> datetime | None:
         + " union all ".join(f"select max(ingested_at) as ingested_at from {table}" for table in tables)
         + ")"
     )
-    return row["latest"]
+    latest: datetime | None = row["latest"]
+    return latest
 
 
 def read_status(project: DbtProject) -> Status:

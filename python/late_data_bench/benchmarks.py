@@ -32,7 +32,7 @@ from late_data_bench.profile import EventRecorder, profile_lines
 log = logging.getLogger(__name__)
 
 BENCH_ORIGIN = datetime(2026, 6, 1)
-BENCH_LATENESS = {
+BENCH_LATENESS: dict[str, dict[str, Any]] = {
     # Every 10 s each location sends one reading from anywhere in its late window: nearly every window changes.
     "heavy": {"late_share": 1.0, "lateness": "uniform"},
     # About 1 % of readings late, long-tailed.
@@ -186,7 +186,8 @@ def _measured_in_own_process(cell: BenchCell, runs: int) -> CellMeasurement:
     child.join()
     if outcome != "ok":
         raise RuntimeError(f"bench cell {cell} failed: {value}")
-    return value
+    measurement: CellMeasurement = value
+    return measurement
 
 
 def _measure_cell(cell: BenchCell, runs: int, queue: Any) -> None:

@@ -153,7 +153,7 @@ def profile_lines(records: list[dict[str, Any]], spark_jobs: int) -> list[str]:
         seconds[kind] += statement.seconds
         counts[kind] += 1
     rows = ["| where | statements | seconds |", "|---|---:|---:|"]
-    for kind in sorted(seconds, key=seconds.get, reverse=True):
+    for kind in sorted(seconds, key=lambda kind: seconds[kind], reverse=True):
         rows.append(f"| {kind} | {counts[kind]} | {seconds[kind]:.2f} |")
     rows.append(
         f"| dbt between statements (parse reuse, compile, hooks, artifacts) | | {span - sum(seconds.values()):.2f} |"

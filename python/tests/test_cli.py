@@ -28,6 +28,7 @@ def test_every_subcommand_has_one_function() -> None:
         "backfill",
         "bench",
         "check",
+        "explain",
         "cluster",
         "reconcile",
         "status",
@@ -253,3 +254,23 @@ def test_writers_take_the_writer_lock_on_a_shared_catalog_only(monkeypatch: pyte
     assert cli.writer_lock(SimpleNamespace(shares_catalog=False), "schedule") is None
     monkeypatch.setenv("LATE_DATA_WRITER_LOCK", "off")
     assert cli.writer_lock(shared, "backfill") is None and len(taken) == 1
+
+
+def test_explain_refuses_an_unknown_mode_before_spark_starts() -> None:
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["explain", "--run-time", "2026-01-01 00:00:00", "--mode", "fast"])
+
+
+def test_explain_sections_read_back_by_node() -> None:
+    from late_data.explain import CompiledNode, parse_rendered, render_run
+
+    nodes = [
+        CompiledNode("a_model", "model", "incremental", "select 1\n"),
+        CompiledNode("a_history", "snapshot", "snapshot", "select 2"),
+    ]
+    rendered = render_run(nodes, "scheduled", datetime(2026, 1, 1, 1, 15, 10))
+    assert "a scheduled run at 2026-01-01 01:15:10" in rendered
+    sections = parse_rendered(rendered)
+    assert list(sections) == ["a_model", "a_history"]
+    assert sections["a_model"].endswith("select 1")
+    assert "insert_overwrite" in sections["a_model"] and "merged" in sections["a_history"]

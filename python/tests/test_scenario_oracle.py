@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.sql import functions as F
 
+from late_data.explain import MODES, compile_run, parse_rendered
 from late_data.oracle import compare_window_means, expected_window_means
 from late_data.pipeline import RunReport, run_simulated, scenario_feed
 from late_data.table_history import commits_after
@@ -230,3 +233,37 @@ def test_too_late_rows_are_listed_not_counted(scheduled_history: dict[str, Any])
     assert raw_too_late > 0
     assert listed.where("too_late_reason = 'arrived_after_final' and event_id like 'wl-tl-%'").count() == raw_too_late
     assert listed.where("seconds_after_final <= 0").count() == 0
+
+
+DOCS_SQL = Path(__file__).resolve().parents[2] / "docs" / "sql"
+
+
+def comparable_sql(text: str, schemas: dict[str, str]) -> str:
+    """SQL with what depends on the data and the settings (schemas, times, numbers, spacing) made
+    generic, so the same macros give the same text on any warehouse."""
+    for schema, placeholder in schemas.items():
+        text = re.sub(rf"\b{re.escape(schema)}\.", f"{placeholder}.", text)
+    text = re.sub(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?", "<time>", text)
+    text = re.sub(r"\b\d+\b", "<n>", text)
+    return " ".join(text.split())
+
+
+def test_docs_sql_matches_what_each_mode_compiles(scheduled_history: dict[str, Any]) -> None:
+    """docs/sql shows what a run executes (make sql-docs, on the demo's data); the same nodes compiled
+    here must read the same but for data and settings, so a change to the macros cannot leave it
+    stale. Iceberg's SQL: Delta's compiles from the same macros."""
+    pipeline = scheduled_history["pipeline"]
+    project = pipeline.project
+    if project.environment.table_format != "iceberg":
+        pytest.skip("docs/sql holds the Iceberg runs' SQL")
+    run_time = scheduled_history["observed"][-1]["report"].run_time + timedelta(minutes=3)
+    here = {project.target_schema(): "<schema>", project.raw_schema(): "<raw>"}
+    documented_schemas = {"analytics": "<schema>", "raw": "<raw>"}
+    for mode in MODES:
+        documented = parse_rendered((DOCS_SQL / f"{mode}.sql").read_text())
+        compiled = compile_run(project, run_time, mode, f"tag:{pipeline.pipeline_tag},tag:late_data")
+        assert {node.name for node in compiled} <= set(documented), f"{mode}: nodes missing from docs/sql"
+        for node in compiled:
+            ours = comparable_sql(node.render().partition("\n")[2], here)
+            theirs = comparable_sql(documented[node.name], documented_schemas)
+            assert ours == theirs, f"docs/sql/{mode}.sql is stale for {node.name}: run make sql-docs"
