@@ -9,7 +9,7 @@
         partition_by=['partition_start', 'series_bucket', 'is_current_version'],
         tblproperties=late_data_history_table_properties(),
         file_format=env_var('LATE_DATA_TABLE_FORMAT', 'iceberg'),
-        tags=['late_data', 'late_data_history', 'web_pages'],
+        tags=['late_data', 'late_data_history', 'page_error_rates'],
         meta={'late_data_sources': ['page_errors', 'page_views'], 'late_data_role': 'history'},
     )
 }}

@@ -24,7 +24,7 @@ with
 
 batch_readings as (
 
-    select * from {{ ref('int_water_level_readings__windowed') }}
+    select * from {{ ref('int_water_level__windowed') }}
 
 ),
 

@@ -1,7 +1,7 @@
 -- The SQL of a reconcile run at 2026-01-01 01:15:10, as `late-data explain` compiles it.
 -- Each node's select; its materialization stages and writes it as the line under its name says.
 
--- node: int_page_counts__versions
+-- node: int_page_error_rates__versions
 -- model, incremental: staged (cached), then written by insert_overwrite into the partitions it holds
 with
 
@@ -52,7 +52,7 @@ new_versions as (
     from delivered_versions as delivered
     left anti join (
         select source_table, event_id, page, event_time, error_count, view_count, ingested_at
-        from analytics.int_page_counts__versions
+        from analytics.int_page_error_rates__versions
         where (event_time >= timestamp'2025-12-31 23:35:00' or ingested_at >= timestamp'2025-12-31 23:35:00' or ingested_at is null)
     ) as loaded
         on
@@ -80,7 +80,7 @@ select
 from new_versions
 
 
--- node: int_water_level_readings__versions
+-- node: int_water_level__versions
 -- model, incremental: staged (cached), then written by insert_overwrite into the partitions it holds
 with
 
@@ -97,7 +97,7 @@ new_versions as (
     from delivered_versions as delivered
     left anti join (
         select event_id, location, event_time, reading_value, ingested_at
-        from analytics.int_water_level_readings__versions
+        from analytics.int_water_level__versions
         where (event_time >= timestamp'2025-12-31 23:35:00' or ingested_at >= timestamp'2025-12-31 23:35:00' or ingested_at is null)
     ) as loaded
         on
@@ -121,7 +121,7 @@ select
 from new_versions
 
 
--- node: accepted_values_int_page_counts__versions_source_table__page_errors__page_views
+-- node: accepted_values_int_page_error_rates__versions_source_table__page_errors__page_views
 -- test, test: test
 with all_values as (
 
@@ -129,7 +129,7 @@ with all_values as (
         source_table as value_field,
         count(*) as n_records
 
-    from analytics.int_page_counts__versions
+    from analytics.int_page_error_rates__versions
     group by source_table
 
 )
@@ -141,45 +141,45 @@ where value_field not in (
 )
 
 
--- node: not_null_int_page_counts__versions_loaded_at
+-- node: not_null_int_page_error_rates__versions_loaded_at
 -- test, test: test
 select loaded_at
-from analytics.int_page_counts__versions
+from analytics.int_page_error_rates__versions
 where loaded_at is null
 
 
--- node: unique_combination_of_columns_int_page_counts__versions_source_table__event_id__event_time__error_count__view_count__page__ingested_at
+-- node: unique_combination_of_columns_int_page_error_rates__versions_source_table__event_id__event_time__error_count__view_count__page__ingested_at
 -- test, test: test
 select
         source_table, event_id, event_time, error_count, view_count, page, ingested_at,
         count(*) as occurrences
-    from analytics.int_page_counts__versions
+    from analytics.int_page_error_rates__versions
     group by source_table, event_id, event_time, error_count, view_count, page, ingested_at
     having count(*) > 1
 
 
--- node: not_null_int_water_level_readings__versions_loaded_at
+-- node: not_null_int_water_level__versions_loaded_at
 -- test, test: test
 select loaded_at
-from analytics.int_water_level_readings__versions
+from analytics.int_water_level__versions
 where loaded_at is null
 
 
--- node: unique_combination_of_columns_int_water_level_readings__versions_event_id__location__event_time__reading_value__ingested_at
+-- node: unique_combination_of_columns_int_water_level__versions_event_id__location__event_time__reading_value__ingested_at
 -- test, test: test
 select
         event_id, location, event_time, reading_value, ingested_at,
         count(*) as occurrences
-    from analytics.int_water_level_readings__versions
+    from analytics.int_water_level__versions
     group by event_id, location, event_time, reading_value, ingested_at
     having count(*) > 1
 
 
--- node: page_too_late_counts
+-- node: page_error_rates_too_late_counts
 -- model, incremental: staged (cached), then written by insert_overwrite into the partitions it holds
 with
 
- __dbt__cte__int_page_counts__version_counts as (
+ __dbt__cte__int_page_error_rates__version_counts as (
 with
 
 version_counts as (
@@ -190,7 +190,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_page_counts__versions as selected
+        from analytics.int_page_error_rates__versions as selected
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and ((event_time >= timestamp'2025-12-31 23:40:00') or ingested_at >= timestamp'2025-12-31 23:40:00')
 
     ),
@@ -251,7 +251,7 @@ version_counts as (
 select * from version_counts
 ), version_counts as (
 
-    select * from __dbt__cte__int_page_counts__version_counts
+    select * from __dbt__cte__int_page_error_rates__version_counts
 
 ),
 
@@ -294,9 +294,9 @@ select
 from too_late_versions
 
 
--- node: not_null_int_page_counts__version_counts_counted_before
+-- node: not_null_int_page_error_rates__version_counts_counted_before
 -- test, test: test
-with __dbt__cte__int_page_counts__version_counts as (
+with __dbt__cte__int_page_error_rates__version_counts as (
 with
 
 version_counts as (
@@ -307,7 +307,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_page_counts__versions as selected
+        from analytics.int_page_error_rates__versions as selected
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and ((event_time >= timestamp'2025-12-31 23:40:00') or ingested_at >= timestamp'2025-12-31 23:40:00')
 
     ),
@@ -367,13 +367,13 @@ version_counts as (
 
 select * from version_counts
 ) select counted_before
-from __dbt__cte__int_page_counts__version_counts
+from __dbt__cte__int_page_error_rates__version_counts
 where counted_before is null
 
 
--- node: not_null_int_page_counts__version_counts_counts_now
+-- node: not_null_int_page_error_rates__version_counts_counts_now
 -- test, test: test
-with __dbt__cte__int_page_counts__version_counts as (
+with __dbt__cte__int_page_error_rates__version_counts as (
 with
 
 version_counts as (
@@ -384,7 +384,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_page_counts__versions as selected
+        from analytics.int_page_error_rates__versions as selected
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and ((event_time >= timestamp'2025-12-31 23:40:00') or ingested_at >= timestamp'2025-12-31 23:40:00')
 
     ),
@@ -444,13 +444,13 @@ version_counts as (
 
 select * from version_counts
 ) select counts_now
-from __dbt__cte__int_page_counts__version_counts
+from __dbt__cte__int_page_error_rates__version_counts
 where counts_now is null
 
 
--- node: not_null_int_page_counts__version_counts_source_table
+-- node: not_null_int_page_error_rates__version_counts_source_table
 -- test, test: test
-with __dbt__cte__int_page_counts__version_counts as (
+with __dbt__cte__int_page_error_rates__version_counts as (
 with
 
 version_counts as (
@@ -461,7 +461,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_page_counts__versions as selected
+        from analytics.int_page_error_rates__versions as selected
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and ((event_time >= timestamp'2025-12-31 23:40:00') or ingested_at >= timestamp'2025-12-31 23:40:00')
 
     ),
@@ -521,13 +521,13 @@ version_counts as (
 
 select * from version_counts
 ) select source_table
-from __dbt__cte__int_page_counts__version_counts
+from __dbt__cte__int_page_error_rates__version_counts
 where source_table is null
 
 
--- node: unique_combination_of_columns_int_page_counts__version_counts_source_table__event_id__event_time__error_count__view_count__page__ingested_at
+-- node: unique_combination_of_columns_int_page_error_rates__version_counts_source_table__event_id__event_time__error_count__view_count__page__ingested_at
 -- test, test: test
-with __dbt__cte__int_page_counts__version_counts as (
+with __dbt__cte__int_page_error_rates__version_counts as (
 with
 
 version_counts as (
@@ -538,7 +538,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_page_counts__versions as selected
+        from analytics.int_page_error_rates__versions as selected
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and ((event_time >= timestamp'2025-12-31 23:40:00') or ingested_at >= timestamp'2025-12-31 23:40:00')
 
     ),
@@ -600,7 +600,7 @@ select * from version_counts
 ) select
         source_table, event_id, event_time, error_count, view_count, page, ingested_at,
         count(*) as occurrences
-    from __dbt__cte__int_page_counts__version_counts
+    from __dbt__cte__int_page_error_rates__version_counts
     group by source_table, event_id, event_time, error_count, view_count, page, ingested_at
     having count(*) > 1
 
@@ -620,7 +620,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_water_level_readings__versions as selected
+        from analytics.int_water_level__versions as selected
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and ((event_time >= timestamp'2025-12-31 23:40:00') or ingested_at >= timestamp'2025-12-31 23:40:00')
 
     ),
@@ -732,7 +732,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_water_level_readings__versions as selected
+        from analytics.int_water_level__versions as selected
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and ((event_time >= timestamp'2025-12-31 23:40:00') or ingested_at >= timestamp'2025-12-31 23:40:00')
 
     ),
@@ -806,7 +806,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_water_level_readings__versions as selected
+        from analytics.int_water_level__versions as selected
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and ((event_time >= timestamp'2025-12-31 23:40:00') or ingested_at >= timestamp'2025-12-31 23:40:00')
 
     ),
@@ -880,7 +880,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_water_level_readings__versions as selected
+        from analytics.int_water_level__versions as selected
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and ((event_time >= timestamp'2025-12-31 23:40:00') or ingested_at >= timestamp'2025-12-31 23:40:00')
 
     ),
@@ -954,7 +954,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_water_level_readings__versions as selected
+        from analytics.int_water_level__versions as selected
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and ((event_time >= timestamp'2025-12-31 23:40:00') or ingested_at >= timestamp'2025-12-31 23:40:00')
 
     ),
@@ -1022,7 +1022,7 @@ select * from version_counts
 -- model, incremental: staged (cached), then written by insert_overwrite into the partitions it holds
 with
 
- __dbt__cte__int_page_counts__version_counts as (
+ __dbt__cte__int_page_error_rates__version_counts as (
 with
 
 version_counts as (
@@ -1033,7 +1033,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_page_counts__versions as selected
+        from analytics.int_page_error_rates__versions as selected
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and ((event_time >= timestamp'2025-12-31 23:40:00') or ingested_at >= timestamp'2025-12-31 23:40:00')
 
     ),
@@ -1092,14 +1092,14 @@ version_counts as (
 )
 
 select * from version_counts
-),  __dbt__cte__int_page_counts__windows_to_write as (
+),  __dbt__cte__int_page_error_rates__windows_to_write as (
 
 
 with
 
 version_counts as (
 
-    select * from __dbt__cte__int_page_counts__version_counts
+    select * from __dbt__cte__int_page_error_rates__version_counts
 
 ),
 
@@ -1277,7 +1277,7 @@ windows_to_write as (
 select * from windows_to_write
 ), windows_to_write as (
 
-    select * from __dbt__cte__int_page_counts__windows_to_write
+    select * from __dbt__cte__int_page_error_rates__windows_to_write
 
 ),
 
@@ -1309,7 +1309,7 @@ error_rates as (
 select * from error_rates
 
 
--- node: accepted_values_page_too_late_counts_too_late_reason__arrived_after_final__replaces_final_version
+-- node: accepted_values_page_error_rates_too_late_counts_too_late_reason__arrived_after_final__replaces_final_version
 -- test, test: test
 with all_values as (
 
@@ -1317,7 +1317,7 @@ with all_values as (
         too_late_reason as value_field,
         count(*) as n_records
 
-    from analytics.page_too_late_counts
+    from analytics.page_error_rates_too_late_counts
     group by too_late_reason
 
 )
@@ -1332,7 +1332,7 @@ where value_field not in (
 -- node: assert_no_too_late_page_counts
 -- test, test: test
 -- Warns when rows arrived after their window became final: they count toward no window until a
--- deliberate backfill includes them. See page_too_late_counts for the rows.
+-- deliberate backfill includes them. See page_error_rates_too_late_counts for the rows.
 select
     event_id,
     source_table,
@@ -1340,23 +1340,23 @@ select
     window_start,
     too_late_reason,
     seconds_after_final
-from analytics.page_too_late_counts
+from analytics.page_error_rates_too_late_counts
 
 
--- node: not_null_page_too_late_counts_version_id
+-- node: not_null_page_error_rates_too_late_counts_version_id
 -- test, test: test
 select version_id
-from analytics.page_too_late_counts
+from analytics.page_error_rates_too_late_counts
 where version_id is null
 
 
--- node: unique_page_too_late_counts_version_id
+-- node: unique_page_error_rates_too_late_counts_version_id
 -- test, test: test
 select
     version_id as unique_field,
     count(*) as n_records
 
-from analytics.page_too_late_counts
+from analytics.page_error_rates_too_late_counts
 where version_id is not null
 group by version_id
 having count(*) > 1
@@ -1377,7 +1377,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_water_level_readings__versions as selected
+        from analytics.int_water_level__versions as selected
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and ((event_time >= timestamp'2025-12-31 23:40:00') or ingested_at >= timestamp'2025-12-31 23:40:00')
 
     ),

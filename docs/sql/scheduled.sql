@@ -1,7 +1,7 @@
 -- The SQL of a scheduled run at 2026-01-01 01:15:10, as `late-data explain` compiles it.
 -- Each node's select; its materialization stages and writes it as the line under its name says.
 
--- node: int_page_counts__versions
+-- node: int_page_error_rates__versions
 -- model, incremental: staged (cached), then written by insert_overwrite into the partitions it holds
 with
 
@@ -52,7 +52,7 @@ new_versions as (
     from delivered_versions as delivered
     left anti join (
         select source_table, event_id, page, event_time, error_count, view_count, ingested_at
-        from analytics.int_page_counts__versions
+        from analytics.int_page_error_rates__versions
         where (ingested_at >= timestamp'2026-01-01 00:40:10' or ingested_at is null)
     ) as loaded
         on
@@ -80,7 +80,7 @@ select
 from new_versions
 
 
--- node: int_water_level_readings__versions
+-- node: int_water_level__versions
 -- model, incremental: staged (cached), then written by insert_overwrite into the partitions it holds
 with
 
@@ -97,7 +97,7 @@ new_versions as (
     from delivered_versions as delivered
     left anti join (
         select event_id, location, event_time, reading_value, ingested_at
-        from analytics.int_water_level_readings__versions
+        from analytics.int_water_level__versions
         where (ingested_at >= timestamp'2026-01-01 00:40:10' or ingested_at is null)
     ) as loaded
         on
@@ -121,7 +121,7 @@ select
 from new_versions
 
 
--- node: accepted_values_int_page_counts__versions_source_table__page_errors__page_views
+-- node: accepted_values_int_page_error_rates__versions_source_table__page_errors__page_views
 -- test, test: test
 with all_values as (
 
@@ -129,7 +129,7 @@ with all_values as (
         source_table as value_field,
         count(*) as n_records
 
-    from analytics.int_page_counts__versions
+    from analytics.int_page_error_rates__versions
     group by source_table
 
 )
@@ -141,45 +141,45 @@ where value_field not in (
 )
 
 
--- node: not_null_int_page_counts__versions_loaded_at
+-- node: not_null_int_page_error_rates__versions_loaded_at
 -- test, test: test
 select loaded_at
-from analytics.int_page_counts__versions
+from analytics.int_page_error_rates__versions
 where loaded_at is null
 
 
--- node: unique_combination_of_columns_int_page_counts__versions_source_table__event_id__event_time__error_count__view_count__page__ingested_at
+-- node: unique_combination_of_columns_int_page_error_rates__versions_source_table__event_id__event_time__error_count__view_count__page__ingested_at
 -- test, test: test
 select
         source_table, event_id, event_time, error_count, view_count, page, ingested_at,
         count(*) as occurrences
-    from analytics.int_page_counts__versions
+    from analytics.int_page_error_rates__versions
     group by source_table, event_id, event_time, error_count, view_count, page, ingested_at
     having count(*) > 1
 
 
--- node: not_null_int_water_level_readings__versions_loaded_at
+-- node: not_null_int_water_level__versions_loaded_at
 -- test, test: test
 select loaded_at
-from analytics.int_water_level_readings__versions
+from analytics.int_water_level__versions
 where loaded_at is null
 
 
--- node: unique_combination_of_columns_int_water_level_readings__versions_event_id__location__event_time__reading_value__ingested_at
+-- node: unique_combination_of_columns_int_water_level__versions_event_id__location__event_time__reading_value__ingested_at
 -- test, test: test
 select
         event_id, location, event_time, reading_value, ingested_at,
         count(*) as occurrences
-    from analytics.int_water_level_readings__versions
+    from analytics.int_water_level__versions
     group by event_id, location, event_time, reading_value, ingested_at
     having count(*) > 1
 
 
--- node: page_too_late_counts
+-- node: page_error_rates_too_late_counts
 -- model, incremental: staged (cached), then written by insert_overwrite into the partitions it holds
 with
 
- __dbt__cte__int_page_counts__version_counts as (
+ __dbt__cte__int_page_error_rates__version_counts as (
 with
 
 version_counts as (
@@ -190,7 +190,7 @@ version_counts as (
     arrived_events as (
 
         select distinct source_table, event_id
-        from analytics.int_page_counts__versions
+        from analytics.int_page_error_rates__versions
         where
             -- Two comparisons, not greatest(): each can skip files by its column's bounds.
             (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
@@ -202,7 +202,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_page_counts__versions as selected
+        from analytics.int_page_error_rates__versions as selected
         left semi join arrived_events
             on selected.source_table = arrived_events.source_table and selected.event_id = arrived_events.event_id
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
@@ -265,7 +265,7 @@ version_counts as (
 select * from version_counts
 ), version_counts as (
 
-    select * from __dbt__cte__int_page_counts__version_counts
+    select * from __dbt__cte__int_page_error_rates__version_counts
 
 ),
 
@@ -308,9 +308,9 @@ select
 from too_late_versions
 
 
--- node: not_null_int_page_counts__version_counts_counted_before
+-- node: not_null_int_page_error_rates__version_counts_counted_before
 -- test, test: test
-with __dbt__cte__int_page_counts__version_counts as (
+with __dbt__cte__int_page_error_rates__version_counts as (
 with
 
 version_counts as (
@@ -321,7 +321,7 @@ version_counts as (
     arrived_events as (
 
         select distinct source_table, event_id
-        from analytics.int_page_counts__versions
+        from analytics.int_page_error_rates__versions
         where
             -- Two comparisons, not greatest(): each can skip files by its column's bounds.
             (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
@@ -333,7 +333,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_page_counts__versions as selected
+        from analytics.int_page_error_rates__versions as selected
         left semi join arrived_events
             on selected.source_table = arrived_events.source_table and selected.event_id = arrived_events.event_id
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
@@ -395,13 +395,13 @@ version_counts as (
 
 select * from version_counts
 ) select counted_before
-from __dbt__cte__int_page_counts__version_counts
+from __dbt__cte__int_page_error_rates__version_counts
 where counted_before is null
 
 
--- node: not_null_int_page_counts__version_counts_counts_now
+-- node: not_null_int_page_error_rates__version_counts_counts_now
 -- test, test: test
-with __dbt__cte__int_page_counts__version_counts as (
+with __dbt__cte__int_page_error_rates__version_counts as (
 with
 
 version_counts as (
@@ -412,7 +412,7 @@ version_counts as (
     arrived_events as (
 
         select distinct source_table, event_id
-        from analytics.int_page_counts__versions
+        from analytics.int_page_error_rates__versions
         where
             -- Two comparisons, not greatest(): each can skip files by its column's bounds.
             (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
@@ -424,7 +424,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_page_counts__versions as selected
+        from analytics.int_page_error_rates__versions as selected
         left semi join arrived_events
             on selected.source_table = arrived_events.source_table and selected.event_id = arrived_events.event_id
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
@@ -486,13 +486,13 @@ version_counts as (
 
 select * from version_counts
 ) select counts_now
-from __dbt__cte__int_page_counts__version_counts
+from __dbt__cte__int_page_error_rates__version_counts
 where counts_now is null
 
 
--- node: not_null_int_page_counts__version_counts_source_table
+-- node: not_null_int_page_error_rates__version_counts_source_table
 -- test, test: test
-with __dbt__cte__int_page_counts__version_counts as (
+with __dbt__cte__int_page_error_rates__version_counts as (
 with
 
 version_counts as (
@@ -503,7 +503,7 @@ version_counts as (
     arrived_events as (
 
         select distinct source_table, event_id
-        from analytics.int_page_counts__versions
+        from analytics.int_page_error_rates__versions
         where
             -- Two comparisons, not greatest(): each can skip files by its column's bounds.
             (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
@@ -515,7 +515,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_page_counts__versions as selected
+        from analytics.int_page_error_rates__versions as selected
         left semi join arrived_events
             on selected.source_table = arrived_events.source_table and selected.event_id = arrived_events.event_id
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
@@ -577,13 +577,13 @@ version_counts as (
 
 select * from version_counts
 ) select source_table
-from __dbt__cte__int_page_counts__version_counts
+from __dbt__cte__int_page_error_rates__version_counts
 where source_table is null
 
 
--- node: unique_combination_of_columns_int_page_counts__version_counts_source_table__event_id__event_time__error_count__view_count__page__ingested_at
+-- node: unique_combination_of_columns_int_page_error_rates__version_counts_source_table__event_id__event_time__error_count__view_count__page__ingested_at
 -- test, test: test
-with __dbt__cte__int_page_counts__version_counts as (
+with __dbt__cte__int_page_error_rates__version_counts as (
 with
 
 version_counts as (
@@ -594,7 +594,7 @@ version_counts as (
     arrived_events as (
 
         select distinct source_table, event_id
-        from analytics.int_page_counts__versions
+        from analytics.int_page_error_rates__versions
         where
             -- Two comparisons, not greatest(): each can skip files by its column's bounds.
             (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
@@ -606,7 +606,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_page_counts__versions as selected
+        from analytics.int_page_error_rates__versions as selected
         left semi join arrived_events
             on selected.source_table = arrived_events.source_table and selected.event_id = arrived_events.event_id
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
@@ -670,7 +670,7 @@ select * from version_counts
 ) select
         source_table, event_id, event_time, error_count, view_count, page, ingested_at,
         count(*) as occurrences
-    from __dbt__cte__int_page_counts__version_counts
+    from __dbt__cte__int_page_error_rates__version_counts
     group by source_table, event_id, event_time, error_count, view_count, page, ingested_at
     having count(*) > 1
 
@@ -690,7 +690,7 @@ version_counts as (
     arrived_events as (
 
         select distinct event_id
-        from analytics.int_water_level_readings__versions
+        from analytics.int_water_level__versions
         where
             -- Two comparisons, not greatest(): each can skip files by its column's bounds.
             (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
@@ -702,7 +702,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_water_level_readings__versions as selected
+        from analytics.int_water_level__versions as selected
         left semi join arrived_events
             on selected.event_id = arrived_events.event_id
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
@@ -816,7 +816,7 @@ version_counts as (
     arrived_events as (
 
         select distinct event_id
-        from analytics.int_water_level_readings__versions
+        from analytics.int_water_level__versions
         where
             -- Two comparisons, not greatest(): each can skip files by its column's bounds.
             (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
@@ -828,7 +828,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_water_level_readings__versions as selected
+        from analytics.int_water_level__versions as selected
         left semi join arrived_events
             on selected.event_id = arrived_events.event_id
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
@@ -904,7 +904,7 @@ version_counts as (
     arrived_events as (
 
         select distinct event_id
-        from analytics.int_water_level_readings__versions
+        from analytics.int_water_level__versions
         where
             -- Two comparisons, not greatest(): each can skip files by its column's bounds.
             (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
@@ -916,7 +916,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_water_level_readings__versions as selected
+        from analytics.int_water_level__versions as selected
         left semi join arrived_events
             on selected.event_id = arrived_events.event_id
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
@@ -992,7 +992,7 @@ version_counts as (
     arrived_events as (
 
         select distinct event_id
-        from analytics.int_water_level_readings__versions
+        from analytics.int_water_level__versions
         where
             -- Two comparisons, not greatest(): each can skip files by its column's bounds.
             (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
@@ -1004,7 +1004,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_water_level_readings__versions as selected
+        from analytics.int_water_level__versions as selected
         left semi join arrived_events
             on selected.event_id = arrived_events.event_id
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
@@ -1080,7 +1080,7 @@ version_counts as (
     arrived_events as (
 
         select distinct event_id
-        from analytics.int_water_level_readings__versions
+        from analytics.int_water_level__versions
         where
             -- Two comparisons, not greatest(): each can skip files by its column's bounds.
             (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
@@ -1092,7 +1092,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_water_level_readings__versions as selected
+        from analytics.int_water_level__versions as selected
         left semi join arrived_events
             on selected.event_id = arrived_events.event_id
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
@@ -1162,7 +1162,7 @@ select * from version_counts
 -- model, incremental: staged (cached), then written by insert_overwrite into the partitions it holds
 with
 
- __dbt__cte__int_page_counts__version_counts as (
+ __dbt__cte__int_page_error_rates__version_counts as (
 with
 
 version_counts as (
@@ -1173,7 +1173,7 @@ version_counts as (
     arrived_events as (
 
         select distinct source_table, event_id
-        from analytics.int_page_counts__versions
+        from analytics.int_page_error_rates__versions
         where
             -- Two comparisons, not greatest(): each can skip files by its column's bounds.
             (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
@@ -1185,7 +1185,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_page_counts__versions as selected
+        from analytics.int_page_error_rates__versions as selected
         left semi join arrived_events
             on selected.source_table = arrived_events.source_table and selected.event_id = arrived_events.event_id
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
@@ -1246,14 +1246,14 @@ version_counts as (
 )
 
 select * from version_counts
-),  __dbt__cte__int_page_counts__windows_to_write as (
+),  __dbt__cte__int_page_error_rates__windows_to_write as (
 
 
 with
 
 version_counts as (
 
-    select * from __dbt__cte__int_page_counts__version_counts
+    select * from __dbt__cte__int_page_error_rates__version_counts
 
 ),
 
@@ -1410,7 +1410,7 @@ windows_to_write as (
 select * from windows_to_write
 ), windows_to_write as (
 
-    select * from __dbt__cte__int_page_counts__windows_to_write
+    select * from __dbt__cte__int_page_error_rates__windows_to_write
 
 ),
 
@@ -1442,7 +1442,7 @@ error_rates as (
 select * from error_rates
 
 
--- node: accepted_values_page_too_late_counts_too_late_reason__arrived_after_final__replaces_final_version
+-- node: accepted_values_page_error_rates_too_late_counts_too_late_reason__arrived_after_final__replaces_final_version
 -- test, test: test
 with all_values as (
 
@@ -1450,7 +1450,7 @@ with all_values as (
         too_late_reason as value_field,
         count(*) as n_records
 
-    from analytics.page_too_late_counts
+    from analytics.page_error_rates_too_late_counts
     group by too_late_reason
 
 )
@@ -1465,7 +1465,7 @@ where value_field not in (
 -- node: assert_no_too_late_page_counts
 -- test, test: test
 -- Warns when rows arrived after their window became final: they count toward no window until a
--- deliberate backfill includes them. See page_too_late_counts for the rows.
+-- deliberate backfill includes them. See page_error_rates_too_late_counts for the rows.
 select
     event_id,
     source_table,
@@ -1473,23 +1473,23 @@ select
     window_start,
     too_late_reason,
     seconds_after_final
-from analytics.page_too_late_counts
+from analytics.page_error_rates_too_late_counts
 
 
--- node: not_null_page_too_late_counts_version_id
+-- node: not_null_page_error_rates_too_late_counts_version_id
 -- test, test: test
 select version_id
-from analytics.page_too_late_counts
+from analytics.page_error_rates_too_late_counts
 where version_id is null
 
 
--- node: unique_page_too_late_counts_version_id
+-- node: unique_page_error_rates_too_late_counts_version_id
 -- test, test: test
 select
     version_id as unique_field,
     count(*) as n_records
 
-from analytics.page_too_late_counts
+from analytics.page_error_rates_too_late_counts
 where version_id is not null
 group by version_id
 having count(*) > 1
@@ -1510,7 +1510,7 @@ version_counts as (
     arrived_events as (
 
         select distinct event_id
-        from analytics.int_water_level_readings__versions
+        from analytics.int_water_level__versions
         where
             -- Two comparisons, not greatest(): each can skip files by its column's bounds.
             (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
@@ -1522,7 +1522,7 @@ version_counts as (
     selected_versions as (
 
         select selected.*
-        from analytics.int_water_level_readings__versions as selected
+        from analytics.int_water_level__versions as selected
         left semi join arrived_events
             on selected.event_id = arrived_events.event_id
         where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')

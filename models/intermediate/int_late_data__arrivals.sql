@@ -19,7 +19,7 @@ water_level_arrivals as (
         final_at,
         ingested_at,
         {{ late_data_late_window_seconds(['water_level_readings']) }} as late_window_seconds
-    from {{ ref('int_water_level_readings__windowed') }}
+    from {{ ref('int_water_level__windowed') }}
 
 ),
 
@@ -37,7 +37,7 @@ page_count_arrivals as (
             when 'page_errors' then {{ late_data_late_window_seconds(['page_errors']) }}
             else {{ late_data_late_window_seconds(['page_views']) }}
         end as late_window_seconds
-    from {{ ref('int_page_counts__windowed') }}
+    from {{ ref('int_page_error_rates__windowed') }}
 
 ),
 

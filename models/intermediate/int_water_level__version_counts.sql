@@ -14,7 +14,7 @@ with
 version_counts as (
 
     {{ late_data_version_counts(
-        ref('int_water_level_readings__versions'),
+        ref('int_water_level__versions'),
         late_window_seconds=late_data_late_window_seconds(['water_level_readings']),
         series_key='location',
         counted_for='water_level_window_means',

@@ -4,20 +4,20 @@
         incremental_strategy='insert_overwrite',
         partition_by=['partition_start', 'series_bucket'],
         on_schema_change='fail',
-        tags=['late_data', 'web_pages'],
+        tags=['late_data', 'page_error_rates'],
         meta={'late_data_sources': ['page_errors', 'page_views'], 'late_data_role': 'windows'},
     )
 }}
 
 {#- Like water_level_window_means, from two series: a page's window is final only when both
     series' late windows have passed, while each row counts only if it arrived within its own
-    series' late window (int_page_counts__windows_to_write compares and selects the partitions). -#}
+    series' late window (int_page_error_rates__windows_to_write compares and selects the partitions). -#}
 
 with
 
 windows_to_write as (
 
-    select * from {{ ref('int_page_counts__windows_to_write') }}
+    select * from {{ ref('int_page_error_rates__windows_to_write') }}
 
 ),
 

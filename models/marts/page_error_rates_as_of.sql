@@ -1,4 +1,4 @@
-{{ config(materialized='view', tags=['web_pages']) }}
+{{ config(materialized='view', tags=['page_error_rates']) }}
 
 {#- page_error_rates as it stood at var `as_of` (default: now, the current versions), from its history. -#}
 

@@ -54,7 +54,7 @@ def scheduled_selection(pipeline_tag: None, first_run: bool) -> str | None: ...
 def scheduled_selection(pipeline_tag: str | None, first_run: bool) -> str | None:
     """What a scheduled run builds. The first run of a process builds the whole DAG (views too, so
     a changed model or setting takes effect); later runs only the late-data models and snapshots,
-    the only nodes whose content depends on the run time. `pipeline_tag` (water_level, web_pages)
+    the only nodes whose content depends on the run time. `pipeline_tag` (water_level, page_error_rates)
     limits both to one pipeline."""
     if first_run:
         return f"+tag:{pipeline_tag}" if pipeline_tag else None

@@ -92,7 +92,7 @@ def _revision_paths_figure(spark: Any, schema: str, windows: int) -> Any:
 
     pipelines = [
         ("water_level_window_revisions", "location", "mean_value", "mean water level - final"),
-        ("page_error_rate_revisions", "page", "error_rate_percent", "error % - final (points)"),
+        ("page_error_rates_revisions", "page", "error_rate_percent", "error % - final (points)"),
     ]
     figure, axes = plt.subplots(1, len(pipelines), figsize=(11, 3.8))
     for axis, (revisions, key, value, label) in zip(axes, pipelines, strict=True):

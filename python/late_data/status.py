@@ -11,7 +11,7 @@ from late_data.raw_tables import RAW_TABLES
 from late_data.timeutil import format_timestamp
 
 # One per pipeline: each is a view over its own versions table.
-QUARANTINE_VIEWS = ("water_level_quarantine", "page_counts_quarantine")
+QUARANTINE_VIEWS = ("water_level_quarantine", "page_error_rates_quarantine")
 # The result tables, whose rows carry written_at: the run time of the run that last wrote them.
 RESULT_TABLES = ("water_level_window_means", "page_error_rates")
 

@@ -51,7 +51,7 @@ PLAIN_DBT_WHOLE_RUN = "plain_dbt_whole_run"
 HISTORY_SNAPSHOT = "history_snapshot"
 # The product's window size, 10-minute partitions; the late window is the cell's.
 BENCH_VARS = {"window_size_seconds": 60, "partition_size_seconds": 600, "late_data_bench": True}
-VERSIONS = "int_water_level_readings__versions"
+VERSIONS = "int_water_level__versions"
 MEANS = "water_level_window_means"
 HISTORY = "water_level_window_means_history"
 MICROBATCH = "water_level_window_means_microbatch"
@@ -304,7 +304,7 @@ def _built_history(project: DbtProject, cell: BenchCell) -> tuple[_Feed, datetim
             "build",
             "--select",
             "+tag:water_level",
-            "int_water_level_readings__windowed",
+            "int_water_level__windowed",
             "--resource-type",
             "seed",
             "--resource-type",
@@ -560,7 +560,7 @@ def _materialize_changed_windows(
     until_final = timedelta(seconds=cell.late_window_seconds + BENCH_VARS["window_size_seconds"])
     changed_windows = spark.sql(
         f"""
-        select distinct window_start, location from {schema}.int_water_level_readings__windowed
+        select distinct window_start, location from {schema}.int_water_level__windowed
         where (ingested_at >= timestamp'{_stamp(previous)}' and ingested_at <= timestamp'{_stamp(run_time)}')
             or (final_at > timestamp'{_stamp(previous)}' and final_at <= timestamp'{_stamp(run_time)}'
                 and event_time >= timestamp'{_stamp(previous - until_final)}')

@@ -29,7 +29,7 @@ from tests.helpers import TEST_SETTINGS, TEST_VARS, WINDOW_MEANS_COLUMNS, water_
 RESULT_MODEL = "model.late_data.water_level_window_means"
 HISTORY = "water_level_window_means_history"
 AUDIT = "late_data_run_audit"
-VERSIONS = "int_water_level_readings__versions"
+VERSIONS = "int_water_level__versions"
 # Where the driver keeps the result table as each run left it: the published states the history
 # must reproduce. Outside the project's schemas, which a reset drops.
 WITNESS_SCHEMA = "fault_witness"

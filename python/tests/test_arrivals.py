@@ -141,7 +141,7 @@ def test_a_run_with_nothing_new_commits_nothing(pipeline: Pipeline) -> None:
     fmt = pipeline.project.environment.table_format
     schema = pipeline.project.target_schema()
     tables = [
-        f"{schema}.int_water_level_readings__versions",
+        f"{schema}.int_water_level__versions",
         pipeline.means_table,
         pipeline.too_late_table,
         f"{schema}.water_level_window_means_history",

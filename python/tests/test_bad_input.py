@@ -91,9 +91,7 @@ def test_malformed_versions_are_quarantined_on_every_path(pipeline: Pipeline) ->
     assert window_rows(pipeline) == before
     expected = sorted(("water_level_readings", reason, at(3.5)) for _, reason in MALFORMED_READINGS)
     assert quarantine(pipeline) == expected
-    versions_audit = audit_rows(
-        pipeline, f"model = 'int_water_level_readings__versions' and run_time = timestamp'{at(3.5)}'"
-    )
+    versions_audit = audit_rows(pipeline, f"model = 'int_water_level__versions' and run_time = timestamp'{at(3.5)}'")
     assert [(row["outcome"], row["rows_quarantined"]) for row in versions_audit] == [
         ("success", len(MALFORMED_READINGS)),
     ]
@@ -127,7 +125,7 @@ def test_malformed_versions_are_quarantined_on_every_path(pipeline: Pipeline) ->
     ]
     assert [reason for _, reason, _ in quarantine(pipeline)] == [reason for _, reason, _ in expected]
     assert audit_rows(
-        pipeline, "model = 'int_water_level_readings__versions' and run_kind = 'full_refresh' and outcome = 'success'"
+        pipeline, "model = 'int_water_level__versions' and run_kind = 'full_refresh' and outcome = 'success'"
     )[0]["rows_quarantined"] == len(MALFORMED_READINGS)
 
     # dbt test warns, naming the reasons.
@@ -144,7 +142,7 @@ def test_malformed_versions_are_quarantined_on_every_path(pipeline: Pipeline) ->
 
 
 def test_page_counts_out_of_range_or_null_are_quarantined(project: DbtProject) -> None:
-    pipeline = Pipeline(project, TEST_VARS, pipeline_tag="web_pages")
+    pipeline = Pipeline(project, TEST_VARS, pipeline_tag="page_error_rates")
     good = [("pv-1", "/home", at(1), 90, at(1.5)), ("pe-1", "/home", at(1), 10, at(1.5))]
     append_rows(pipeline, "page_views", PAGE_COUNT_COLUMNS, [good[0], ("pv-neg", "/home", at(1), -5, at(1.5))])
     append_rows(
@@ -156,7 +154,7 @@ def test_page_counts_out_of_range_or_null_are_quarantined(project: DbtProject) -
     pipeline.run(at(2.5))
     (rate,) = pipeline.rows(pipeline.rates_table, order_by="window_start")
     assert (rate["error_count"], rate["view_count"]) == (10, 90)
-    assert [(table, reason) for table, reason, _ in quarantine(pipeline, "page_counts_quarantine")] == [
+    assert [(table, reason) for table, reason, _ in quarantine(pipeline, "page_error_rates_quarantine")] == [
         ("page_errors", "null_page"),
         ("page_errors", "out_of_range"),
         ("page_views", "out_of_range"),
@@ -189,7 +187,7 @@ def test_a_raw_table_of_the_wrong_types_fails_before_anything_is_written(project
     assert "raw_contract.water_level_readings column value has type string, expected double" in message
     schema = project.target_schema()
     assert not spark.catalog.tableExists(f"{schema}.water_level_window_means")
-    assert not spark.catalog.tableExists(f"{schema}.int_water_level_readings__versions")
+    assert not spark.catalog.tableExists(f"{schema}.int_water_level__versions")
 
 
 def test_columns_beyond_the_contract_are_allowed_and_read_by_nothing(project: DbtProject) -> None:
@@ -266,7 +264,7 @@ def test_run_times_only_move_forward_whatever_order_they_come_in(pipeline: Pipel
         if row["outcome"] == "success"
     }
     assert rerun["water_level_window_means"] == rerun["water_level_window_means_history"] == 0
-    assert rerun["int_water_level_readings__versions"] == rerun["water_level_too_late_readings"] == 0
+    assert rerun["int_water_level__versions"] == rerun["water_level_too_late_readings"] == 0
     assert history_defects(pipeline) == []
 
 

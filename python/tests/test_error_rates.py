@@ -23,7 +23,7 @@ SCENARIO = page_counts(pages=6, max_lateness_seconds=900, too_late_share=0.01, l
 
 
 def rates_pipeline(project: Any) -> Pipeline:
-    return Pipeline(project, RATE_VARS, pipeline_tag="web_pages")
+    return Pipeline(project, RATE_VARS, pipeline_tag="page_error_rates")
 
 
 def expected(pipeline: Pipeline, run_time: datetime) -> Any:
@@ -126,7 +126,7 @@ def test_rate_history_and_full_refresh(scheduled_rates: dict[str, Any]) -> None:
     reasons = {
         row["revision_reason"]
         for row in pipeline.spark.sql(
-            f"select distinct revision_reason from {schema}.page_error_rate_revisions"
+            f"select distinct revision_reason from {schema}.page_error_rates_revisions"
         ).collect()
     }
     assert {"initial", "late_data", "finalized"} <= reasons
@@ -203,7 +203,7 @@ def test_a_late_row_in_either_series_rewrites_only_its_partition(project: Any, t
     ]
     assert rate_row(pipeline, "/home", at(0))["error_count"] == 15
     last = pipeline.spark.sql(
-        f"select revision_reason from {pipeline.project.target_schema()}.page_error_rate_revisions"
+        f"select revision_reason from {pipeline.project.target_schema()}.page_error_rates_revisions"
         f" where page = '/home' and window_start = timestamp'{at(0):%Y-%m-%d %H:%M:%S}' order by version_number desc"
     ).first()
     assert last["revision_reason"] == "backfill"

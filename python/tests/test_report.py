@@ -46,7 +46,7 @@ def test_a_quote_in_a_series_name_is_data(project: Any) -> None:
 def test_the_revision_figure_draws_quoted_names(project: Any) -> None:
     spark = project.spark
     revisions_view(spark, "water_level_window_revisions", "location", "mean_value", versions_of(QUOTED, 5.0))
-    revisions_view(spark, "page_error_rate_revisions", "page", "error_rate_percent", versions_of("/it's", 2.0))
+    revisions_view(spark, "page_error_rates_revisions", "page", "error_rate_percent", versions_of("/it's", 2.0))
     figure = _revision_paths_figure(spark, "global_temp", windows=4)
     labels = [text.get_text() for axis in figure.axes for text in axis.get_legend().get_texts()]
     assert labels == [f"{QUOTED} 00:05", "/it's 00:05"]

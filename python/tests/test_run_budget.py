@@ -17,7 +17,7 @@ from tests.helpers import TEST_VARS, Pipeline, water_levels
 
 ORIGIN = datetime(2026, 3, 9, 6, 0, 0)
 SCENARIO = water_levels(locations=6)
-VERSIONS = "int_water_level_readings__versions"
+VERSIONS = "int_water_level__versions"
 MEANS = "water_level_window_means"
 TOO_LATE = "water_level_too_late_readings"
 HISTORY = "water_level_window_means_history"

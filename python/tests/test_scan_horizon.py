@@ -38,7 +38,7 @@ def files_before(pipeline: Pipeline, horizon: datetime) -> list[Path]:
     and history files of partitions before it. Per-file upper bounds come from Iceberg's
     `readable_metrics`, or from the maxValues statistics of Delta's add actions."""
     schema = pipeline.project.target_schema()
-    row_tables = (pipeline.raw_table, f"{schema}.int_water_level_readings__versions")
+    row_tables = (pipeline.raw_table, f"{schema}.int_water_level__versions")
     partitioned_tables = (pipeline.means_table, f"{schema}.water_level_window_means_history")
     if pipeline.project.environment.table_format == "delta":
         return delta_files_before(pipeline, horizon, row_tables, partitioned_tables)
@@ -153,7 +153,7 @@ def test_partitions_must_nest_windows(pipeline: Pipeline) -> None:
     with pytest.raises(
         DbtInvocationError, match="partition_size_seconds=90 must be a multiple of window_size_seconds=60"
     ):
-        pipeline.project.invoke(["compile", "--select", "int_water_level_readings__windowed"])
+        pipeline.project.invoke(["compile", "--select", "int_water_level__windowed"])
 
 
 def test_the_history_reads_and_writes_only_the_pairs_its_result_rewrote(pipeline: Pipeline, tmp_path: Path) -> None:

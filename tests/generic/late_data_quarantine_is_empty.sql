@@ -1,6 +1,6 @@
 {% test late_data_quarantine_is_empty(model) %}
     {#- One result per source table and reason of a quarantine model (water_level_quarantine,
-        page_counts_quarantine): configured to warn, and the warning's log line names them. -#}
+        page_error_rates_quarantine): configured to warn, and the warning's log line names them. -#}
     {%- if execute and flags.WHICH in ('test', 'build') %}
         {%- set summary = run_query(
             'select source_table, quarantine_reason, count(*) from ' ~ model

@@ -8,7 +8,7 @@ with
 
 reading_versions as (
 
-    select * from {{ ref('int_water_level_readings__versions') }}
+    select * from {{ ref('int_water_level__versions') }}
 
 ),
 

@@ -5,7 +5,7 @@
         materialized='incremental',
         incremental_strategy='append',
         on_schema_change='fail',
-        tags=['late_data', 'late_data_versions', 'web_pages'],
+        tags=['late_data', 'late_data_versions', 'page_error_rates'],
         meta={'late_data_sources': ['page_errors', 'page_views'], 'late_data_role': 'versions'},
     )
 }}

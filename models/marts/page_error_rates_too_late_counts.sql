@@ -4,7 +4,7 @@
         incremental_strategy='merge',
         unique_key='version_id',
         on_schema_change='fail',
-        tags=['late_data', 'too_late_rows', 'web_pages'],
+        tags=['late_data', 'too_late_rows', 'page_error_rates'],
         meta={'late_data_sources': ['page_errors', 'page_views'], 'late_data_role': 'too_late_rows'},
     )
 }}
@@ -14,7 +14,7 @@ with
 
 version_counts as (
 
-    select * from {{ ref('int_page_counts__version_counts') }}
+    select * from {{ ref('int_page_error_rates__version_counts') }}
 
 ),
 

@@ -1,7 +1,7 @@
 {{
     config(
         materialized='ephemeral',
-        tags=['late_data', 'web_pages'],
+        tags=['late_data', 'page_error_rates'],
     )
 }}
 
@@ -15,11 +15,11 @@ with
 version_counts as (
 
     {{ late_data_version_counts(
-        ref('int_page_counts__versions'),
+        ref('int_page_error_rates__versions'),
         late_window_seconds=late_data_late_window_seconds(['page_errors', 'page_views']),
         series_key='page',
         counted_for='page_error_rates',
-        listed_for=['page_too_late_counts'],
+        listed_for=['page_error_rates_too_late_counts'],
         event_key_columns=['source_table', 'event_id'],
         tie_breaker_columns=['error_count', 'view_count', 'page'],
         version_late_window=late_data_source_late_window('source_table', ['page_errors', 'page_views']),

@@ -1,7 +1,7 @@
 {{
     config(
         materialized='ephemeral',
-        tags=['late_data', 'web_pages'],
+        tags=['late_data', 'page_error_rates'],
     )
 }}
 
@@ -21,7 +21,7 @@ with
 
 version_counts as (
 
-    select * from {{ ref('int_page_counts__version_counts') }}
+    select * from {{ ref('int_page_error_rates__version_counts') }}
 
 ),
 

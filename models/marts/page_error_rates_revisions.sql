@@ -1,4 +1,4 @@
-{{ config(materialized='view', tags=['web_pages']) }}
+{{ config(materialized='view', tags=['page_error_rates']) }}
 
 with
 

@@ -1,4 +1,4 @@
-{{ config(materialized='view', tags=['web_pages', 'quarantine']) }}
+{{ config(materialized='view', tags=['page_error_rates', 'quarantine']) }}
 
 {#- A view over the versions table of both page counters (see water_level_quarantine). -#}
 
@@ -6,7 +6,7 @@ with
 
 page_count_versions as (
 
-    select * from {{ ref('int_page_counts__versions') }}
+    select * from {{ ref('int_page_error_rates__versions') }}
 
 ),
 
