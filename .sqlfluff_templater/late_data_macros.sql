@@ -65,3 +65,8 @@
     case when {{ required_columns[0] }} is null then 'null_{{ required_columns[0] }}' end
 {%- endmacro %}
 {% macro late_data_target_share() -%}{{ return(0.999) }}{%- endmacro %}
+{% macro page_error_rates_union(errors, views, carried_columns) -%}
+    select * from {{ errors }}
+    union all
+    select * from {{ views }}
+{%- endmacro %}

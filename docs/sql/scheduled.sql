@@ -19,6 +19,7 @@ page_views as (
 
 delivered_versions as (
 
+    
     select
         'page_errors' as source_table,
         event_id,
@@ -29,9 +30,9 @@ delivered_versions as (
         ingested_at,
         quarantine_reason
     from page_errors
-
+    
     union all
-
+    
     select
         'page_views' as source_table,
         event_id,
@@ -42,6 +43,7 @@ delivered_versions as (
         ingested_at,
         quarantine_reason
     from page_views
+    
 
 ),
 

@@ -29,29 +29,7 @@ page_views as (
 
 delivered_versions as (
 
-    select
-        'page_errors' as source_table,
-        event_id,
-        page,
-        event_time,
-        error_count,
-        0 as view_count,
-        ingested_at,
-        quarantine_reason
-    from page_errors
-
-    union all
-
-    select
-        'page_views' as source_table,
-        event_id,
-        page,
-        event_time,
-        0 as error_count,
-        view_count,
-        ingested_at,
-        quarantine_reason
-    from page_views
+    {{ page_error_rates_union('page_errors', 'page_views', carried_columns=['quarantine_reason']) }}
 
 ),
 

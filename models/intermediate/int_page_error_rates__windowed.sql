@@ -47,35 +47,10 @@ windowed_views as (
 
 page_counts as (
 
-    select
-        'page_errors' as source_table,
-        event_id,
-        page,
-        event_time,
-        error_count,
-        0 as view_count,
-        ingested_at,
-        window_start,
-        window_end,
-        final_at,
-        partition_start
-    from windowed_errors
-
-    union all
-
-    select
-        'page_views' as source_table,
-        event_id,
-        page,
-        event_time,
-        0 as error_count,
-        view_count,
-        ingested_at,
-        window_start,
-        window_end,
-        final_at,
-        partition_start
-    from windowed_views
+    {{ page_error_rates_union(
+        'windowed_errors', 'windowed_views',
+        carried_columns=['window_start', 'window_end', 'final_at', 'partition_start'],
+    ) }}
 
 )
 

@@ -35,6 +35,18 @@ MALFORMED_KINDS = (
 )
 
 
+def _check_scenario(scenario: Scenario | PageScenario, shares: tuple[str, ...], positive: tuple[str, ...]) -> None:
+    """Refuse a scenario with an unknown lateness profile, a share outside [0, 1] or a count below 1."""
+    lateness = scenario.lateness
+    if lateness not in LATENESS_PROFILES:
+        raise ValueError(f"lateness must be one of {LATENESS_PROFILES}, not {lateness!r}")
+    for name in shares:
+        if not 0.0 <= getattr(scenario, name) <= 1.0:
+            raise ValueError(f"{name} must lie in [0, 1], not {getattr(scenario, name)}")
+    if any(getattr(scenario, name) < 1 for name in positive):
+        raise ValueError(f"{' and '.join(positive)} must be positive")
+
+
 @dataclass(frozen=True)
 class Scenario:
     locations: int = 100
@@ -51,14 +63,11 @@ class Scenario:
     seed: int = 42
 
     def __post_init__(self) -> None:
-        if self.lateness not in LATENESS_PROFILES:
-            raise ValueError(f"lateness must be one of {LATENESS_PROFILES}, not {self.lateness!r}")
-        for name in ("late_share", "correction_share", "moved_correction_share", "too_late_share", "malformed_share"):
-            share = getattr(self, name)
-            if not 0.0 <= share <= 1.0:
-                raise ValueError(f"{name} must lie in [0, 1], not {share}")
-        if self.locations < 1 or self.reading_interval_seconds < 1:
-            raise ValueError("locations and reading_interval_seconds must be positive")
+        _check_scenario(
+            self,
+            shares=("late_share", "correction_share", "moved_correction_share", "too_late_share", "malformed_share"),
+            positive=("locations", "reading_interval_seconds"),
+        )
 
 
 def _uniform(scenario: Scenario, purpose: str) -> str:
@@ -187,13 +196,7 @@ class PageScenario:
     seed: int = 7
 
     def __post_init__(self) -> None:
-        if self.lateness not in LATENESS_PROFILES:
-            raise ValueError(f"lateness must be one of {LATENESS_PROFILES}, not {self.lateness!r}")
-        for name in ("late_share", "too_late_share"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"{name} must lie in [0, 1], not {getattr(self, name)}")
-        if self.pages < 1 or self.reading_interval_seconds < 1:
-            raise ValueError("pages and reading_interval_seconds must be positive")
+        _check_scenario(self, shares=("late_share", "too_late_share"), positive=("pages", "reading_interval_seconds"))
 
 
 def page_counts_sql(scenario: PageScenario, origin: datetime, start: datetime, end: datetime) -> str:
