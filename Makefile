@@ -59,7 +59,7 @@ docs: setup
 		status=$$?; rm -rf "$$home"; exit $$status
 
 # The SQL a scheduled, a rebuild and a reconcile run execute, compiled on an hour of the demo's data
-# in a scratch LATE_DATA_HOME, into docs/sql/. test_explain compiles the same nodes on its own
+# in a scratch LATE_DATA_HOME, into docs/sql/. test_scenario_oracle compiles the same nodes on its own
 # warehouse and fails when they no longer match: re-run this after changing what a run executes.
 SQL_DOCS_RUN_TIME = 2026-01-01 01:15:10
 sql-docs: setup
