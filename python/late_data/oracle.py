@@ -156,10 +156,12 @@ def compare_window_means(
     run_time: datetime,
     settings: WindowSettings,
     since: datetime | None = None,
+    expected: Any = None,
 ) -> Comparison:
-    """Every (window, location) of the oracle and of the means table, matched both ways."""
+    """Every (window, location) of the oracle and of the means table, matched both ways. `expected`:
+    expected_window_means as of `run_time` when the caller has it already (a materialized one)."""
     return compare(
-        expected_window_means(spark, raw_table, run_time, settings),
+        expected if expected is not None else expected_window_means(spark, raw_table, run_time, settings),
         spark.table(result_table),
         keys=["window_start", "location"],
         exact_columns=["reading_count", "is_final"],
@@ -177,10 +179,12 @@ def compare_error_rates(
     window_size_seconds: int,
     errors_late_window_seconds: int,
     views_late_window_seconds: int,
+    expected: Any = None,
 ) -> Comparison:
-    """Every (window, page) of the rate oracle and of the rates table, matched both ways."""
-    return compare(
-        expected_error_rates(
+    """Every (window, page) of the rate oracle and of the rates table, matched both ways. `expected`:
+    expected_error_rates as of `run_time` when the caller has it already (a materialized one)."""
+    if expected is None:
+        expected = expected_error_rates(
             spark,
             errors_table,
             views_table,
@@ -188,7 +192,9 @@ def compare_error_rates(
             window_size_seconds,
             errors_late_window_seconds,
             views_late_window_seconds,
-        ),
+        )
+    return compare(
+        expected,
         spark.table(result_table),
         keys=["window_start", "page"],
         exact_columns=["error_count", "view_count", "counted_rows", "is_final"],

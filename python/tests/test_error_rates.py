@@ -46,6 +46,9 @@ def scheduled_rates(project: Any) -> dict[str, Any]:
     previous: dict[str, Any] = {"run_time": None, "version": None}
 
     def after_run(report: RunReport) -> None:
+        # The oracle as of this run, worked out once: compared with the table now, and with the
+        # previous run's oracle for what changed (then kept for the next run's).
+        new = expected(pipeline, report.run_time).localCheckpoint()
         comparison = compare_error_rates(
             pipeline.spark,
             pipeline.raw_tables["page_errors"],
@@ -55,13 +58,10 @@ def scheduled_rates(project: Any) -> dict[str, Any]:
             TEST_VARS["window_size_seconds"],
             ERRORS_LATE_WINDOW,
             VIEWS_LATE_WINDOW,
+            expected=new,
         )
-        new = expected(pipeline, report.run_time)
-        if previous["run_time"] is None:
-            changed = new
-        else:
-            old = expected(pipeline, previous["run_time"])
-            changed = new.exceptAll(old).unionByName(old.exceptAll(new))
+        old = previous.get("oracle")
+        changed = new if old is None else new.exceptAll(old).unionByName(old.exceptAll(new))
         observed.append(
             {
                 "report": report,
@@ -75,7 +75,7 @@ def scheduled_rates(project: Any) -> dict[str, Any]:
                 },
             }
         )
-        previous.update(run_time=report.run_time, version=pipeline.version_of(pipeline.rates_table))
+        previous.update(run_time=report.run_time, version=pipeline.version_of(pipeline.rates_table), oracle=new)
 
     run_simulated(
         pipeline.project,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from late_data.explain import MODES, compile_run, parse_rendered
@@ -30,16 +31,12 @@ SCENARIO = water_levels(
 )
 
 
-def oracle_partitions_changed(
-    pipeline: Pipeline, before: datetime | None, after: datetime
-) -> set[tuple[datetime, int]]:
+def oracle_partitions_changed(new: DataFrame, old: DataFrame | None) -> set[tuple[datetime, int]]:
     """(time partition, series bucket) where the oracle's windows differ between two run times
-    (count, mean, status, presence)."""
-    new = expected_window_means(pipeline.spark, pipeline.raw_table, after, TEST_SETTINGS)
-    if before is None:
+    (count, mean, status, presence): `new` and `old` are expected_window_means at those times."""
+    if old is None:
         changed = new
     else:
-        old = expected_window_means(pipeline.spark, pipeline.raw_table, before, TEST_SETTINGS)
         columns = ["window_start", "location", "reading_count", "mean_value", "is_final"]
         changed = (
             new.select(columns)
@@ -58,21 +55,25 @@ def scheduled_history(project: Any) -> dict[str, Any]:
     """Runs every 3 simulated minutes for 36 minutes (> 3 late windows), checking after each run."""
     pipeline = Pipeline(project, TEST_VARS)
     observed: list[dict[str, Any]] = []
-    previous: dict[str, Any] = {"run_time": None, "version": None}
+    previous: dict[str, Any] = {"oracle": None, "version": None}
 
     def after_run(report: RunReport) -> None:
+        # The oracle as of this run, worked out once: compared with the table now, and with the
+        # previous run's oracle for what changed (then kept for the next run's).
+        oracle = expected_window_means(pipeline.spark, pipeline.raw_table, report.run_time, TEST_SETTINGS)
+        oracle = oracle.localCheckpoint()
         comparison = compare_window_means(
-            pipeline.spark, pipeline.raw_table, pipeline.means_table, report.run_time, TEST_SETTINGS
+            pipeline.spark, pipeline.raw_table, pipeline.means_table, report.run_time, TEST_SETTINGS, expected=oracle
         )
         observed.append(
             {
                 "report": report,
                 "comparison": comparison,
                 "touched": pipeline.touched_since(pipeline.means_table, previous["version"]),
-                "oracle_changed": oracle_partitions_changed(pipeline, previous["run_time"], report.run_time),
+                "oracle_changed": oracle_partitions_changed(oracle, previous["oracle"]),
             }
         )
-        previous["run_time"] = report.run_time
+        previous["oracle"] = oracle
         previous["version"] = pipeline.version_of(pipeline.means_table)
 
     run_simulated(
