@@ -206,6 +206,12 @@ def build_parser() -> argparse.ArgumentParser:
         " cluster up); default cell 100:2:heavy; adds thrift_whole_run rows, keeps the others",
     )
     bench.add_argument(
+        "--whole-run-only",
+        action="store_true",
+        help="time only this project's whole scheduled run (no microbatch, floor, full refresh or plain dbt):"
+        " for cells too large to measure every strategy of, e.g. 100000:2:heavy",
+    )
+    bench.add_argument(
         "--table-format",
         choices=TABLE_FORMATS,
         default=None,
@@ -396,7 +402,15 @@ def bench_command(args: argparse.Namespace) -> int:
     )
     cells = tuple(args.cells) if args.cells else None
     try:
-        for path in run_bench(args.out, machine, cells, args.runs, quick=args.quick, thrift=args.thrift):
+        for path in run_bench(
+            args.out,
+            machine,
+            cells,
+            args.runs,
+            quick=args.quick,
+            thrift=args.thrift,
+            whole_run_only=args.whole_run_only,
+        ):
             print(f"bench: wrote {path}")
     finally:
         if lock is not None:

@@ -149,12 +149,14 @@ def run_bench(
     runs: int | None = None,
     quick: bool = False,
     thrift: bool = False,
+    whole_run_only: bool = False,
 ) -> list[Path]:
     """Measure `cells` (default: the quick or the full matrix; with `thrift`, 100:2:heavy) and write
     the outputs after each cell, so a long matrix keeps what it measured if stopped. Returns the
     files written. With explicit cells, the rows of other cells in out_dir stay. Each cell runs in a
     process of its own (its own Spark, its memory freed after), then plain dbt's whole runs go on
-    from its warehouse in processes of their own."""
+    from its warehouse in processes of their own. `whole_run_only`: time only this project's whole
+    scheduled run (no peers, no plain dbt), for cells too large to measure every strategy of."""
     runs = runs or (2 if quick else 5)
     if thrift:
         project = DbtProject(prepare_environment())
@@ -168,8 +170,8 @@ def run_bench(
     paths: list[Path] = []
     for cell in cells or (QUICK_MATRIX if quick else FULL_MATRIX):
         cell_runs = cell.runs or runs
-        measurement = _measured_in_own_process(cell, cell_runs)
-        if cell.key in PLAIN_DBT_CELLS and measurement.fed_until is not None:
+        measurement = _measured_in_own_process(cell, cell_runs, whole_run_only)
+        if cell.key in PLAIN_DBT_CELLS and measurement.fed_until is not None and not whole_run_only:
             plain = _timed_plain_dbt_runs(prepare_environment(), cell, measurement.fed_until, cell_runs)
             measurement.results.append(_result(cell, PLAIN_DBT_WHOLE_RUN, plain))
         measurements.append(measurement)
@@ -177,10 +179,10 @@ def run_bench(
     return paths
 
 
-def _measured_in_own_process(cell: BenchCell, runs: int) -> CellMeasurement:
+def _measured_in_own_process(cell: BenchCell, runs: int, whole_run_only: bool) -> CellMeasurement:
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
-    child = context.Process(target=_measure_cell, args=(cell, runs, queue))
+    child = context.Process(target=_measure_cell, args=(cell, runs, whole_run_only, queue))
     child.start()
     outcome, value = queue.get()
     child.join()
@@ -190,13 +192,13 @@ def _measured_in_own_process(cell: BenchCell, runs: int) -> CellMeasurement:
     return measurement
 
 
-def _measure_cell(cell: BenchCell, runs: int, queue: Any) -> None:
+def _measure_cell(cell: BenchCell, runs: int, whole_run_only: bool, queue: Any) -> None:
     """The body of a cell's own process."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         project = DbtProject(prepare_environment())
         try:
-            queue.put(("ok", bench_cell(project, cell, runs)))
+            queue.put(("ok", bench_cell(project, cell, runs, whole_run_only)))
         finally:
             project.close()
     except BaseException as error:  # the parent reports it and stops
@@ -207,29 +209,17 @@ def bench_vars(cell: BenchCell) -> dict[str, Any]:
     return {**BENCH_VARS, "late_window_seconds": cell.late_window_seconds}
 
 
-def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> CellMeasurement:
+def bench_cell(project: DbtProject, cell: BenchCell, runs: int, whole_run_only: bool = False) -> CellMeasurement:
     """Generate the cell's history, build every strategy's table once (untimed), then time `runs`
     runs of each strategy on the same data and run times, spread evenly over an hour (a scheduled
     task runs at every minute of the hour, and microbatch's hourly batches cost more late in the
     hour), each one minute after an untimed run that brings every table up to date. Then time as
-    many whole scheduled runs of this project over the next hour, the same way."""
-    spark, schema = project.spark, project.target_schema()
+    many whole scheduled runs of this project over the next hour, the same way (with
+    `whole_run_only`, only those)."""
     feed, history_end = _built_history(project, cell)
-    # The peers start from the same table (built batch by batch, a week of history would take hours).
-    for table in (MICROBATCH, FLOOR):
-        spark.sql(
-            f"create table {schema}.{table} using {project.environment.table_format} partitioned by (partition_start)"
-            f" as select window_start, location, partition_start, reading_count, mean_value, is_final from {schema}.{MEANS}"
-        )
     minutes = _minutes_over_an_hour(runs)
     profiles: dict[str, RunProfile] = {}
-    try:
-        timings = _timed_runs(
-            project, cell, feed, [history_end + timedelta(minutes=m, seconds=10) for m in minutes], profiles
-        )
-    finally:
-        spark.catalog.dropTempView("bench_changed_windows")
-    _check_strategies_agree(spark, schema)
+    timings = {} if whole_run_only else _timed_peers(project, cell, feed, history_end, minutes, profiles)
     next_hour = history_end + timedelta(hours=1)
     timings.update(
         _timed_whole_runs(
@@ -239,11 +229,41 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int) -> CellMeasureme
     results = [
         _result(cell, strategy, timings[strategy])
         for strategy in (*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT)
-        if timings[strategy]
+        if timings.get(strategy)
     ]
     return CellMeasurement(
-        cell, results, {strategy: profiles[strategy] for strategy in PROFILED}, fed_until=feed.fed_until
+        cell,
+        results,
+        {strategy: profiles[strategy] for strategy in PROFILED if strategy in profiles},
+        fed_until=feed.fed_until,
     )
+
+
+def _timed_peers(
+    project: DbtProject,
+    cell: BenchCell,
+    feed: _Feed,
+    history_end: datetime,
+    minutes: list[int],
+    profiles: dict[str, RunProfile],
+) -> dict[str, list[_Timing]]:
+    """Every strategy's timed runs over the hour after `history_end` (_timed_runs), from the same
+    starting table, and the check that their answers agree."""
+    spark, schema = project.spark, project.target_schema()
+    # The peers start from the same table (built batch by batch, a week of history would take hours).
+    for table in (MICROBATCH, FLOOR):
+        spark.sql(
+            f"create table {schema}.{table} using {project.environment.table_format} partitioned by (partition_start)"
+            f" as select window_start, location, partition_start, reading_count, mean_value, is_final from {schema}.{MEANS}"
+        )
+    try:
+        timings = _timed_runs(
+            project, cell, feed, [history_end + timedelta(minutes=m, seconds=10) for m in minutes], profiles
+        )
+    finally:
+        spark.catalog.dropTempView("bench_changed_windows")
+    _check_strategies_agree(spark, schema)
+    return timings
 
 
 def bench_thrift_whole_run(project: DbtProject, cell: BenchCell, runs: int) -> BenchResult:
