@@ -676,7 +676,7 @@ def write_bench_outputs(
         writer = csv.DictWriter(handle, fieldnames=list(BenchResult.__dataclass_fields__))
         writer.writeheader()
         writer.writerows(asdict(result) for result in results)
-    cells = sorted({r.cell_key for r in results if r.strategy == OURS})
+    cells = sorted({r.cell_key for r in results if r.strategy in (OURS, WHOLE_RUN)})
     by_key = {(*r.cell_key, r.strategy): r for r in results}
     lines = [
         f"# Benchmark: this project against the alternatives\n\n{machine}\n",
@@ -815,7 +815,8 @@ def _plot_bench(
         axis.set(xscale="log", yscale="log", xlabel="series (locations)", title=f"{lateness} lateness, 1 h late window")
         axis.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("median seconds per run")
-    axes[0].legend(fontsize=8)
+    if axes[0].get_lines():
+        axes[0].legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(path, dpi=90)
     plt.close(figure)

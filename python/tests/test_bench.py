@@ -63,3 +63,16 @@ def test_remeasured_cells_replace_only_their_own_rows(tmp_path) -> None:
     assert profile.count("## 100 locations") == 1 and profile.count("## 1,000 locations") == 1
     write_bench_outputs([measurement(1_000, 3.0)], tmp_path, "test machine")
     assert "| 100 |" not in (tmp_path / "results.md").read_text()
+
+
+def test_a_whole_run_only_cell_writes_its_whole_run_and_no_peer(tmp_path) -> None:
+    """`late-data bench --whole-run-only` (the 100,000-location cell): its rows are the whole run and
+    the history's share; the tables show no ratio to peers that were not measured."""
+    cell = BenchCell(locations=100_000, history_hours=2, lateness="heavy")
+    results = [
+        BenchResult(100_000, 2, "heavy", 1.0, strategy, 1, 50.0, 1, 2, 3) for strategy in (WHOLE_RUN, HISTORY_SNAPSHOT)
+    ]
+    paths = write_bench_outputs([CellMeasurement(cell, results, {})], tmp_path, "test machine")
+    rows = paths[0].read_text().splitlines()[1:]
+    assert [row.split(",")[4] for row in rows] == [WHOLE_RUN, HISTORY_SNAPSHOT]
+    assert "| 100,000 | 2 | 1 | heavy | - | - | - | - | - | - | 50.00 | - | 50.00 | - |" in paths[1].read_text()

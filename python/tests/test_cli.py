@@ -66,7 +66,8 @@ def test_arguments_arrive_typed() -> None:
     bench = cli.build_parser().parse_args(["bench", "--cell", "1000:25:sparse:24", "--out", "x"])
     (cell,) = bench.cells
     assert (cell.locations, cell.history_hours, cell.lateness, cell.late_window_hours) == (1000, 25.0, "sparse", 24.0)
-    assert bench.out == Path("x")
+    assert bench.out == Path("x") and bench.whole_run_only is False
+    assert cli.build_parser().parse_args(["bench", "--cell", "100000:2:heavy", "--whole-run-only"]).whole_run_only
     schedule = cli.build_parser().parse_args(["schedule", *ORIGIN])
     assert (schedule.clock, schedule.interval, schedule.offset, schedule.reconcile_every) == ("real", 60, 10, 60)
 
