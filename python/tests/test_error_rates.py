@@ -43,7 +43,7 @@ def scheduled_rates(project: Any) -> dict[str, Any]:
     """Runs every 3 simulated minutes for 30 minutes, checked against the oracle after each run."""
     pipeline = rates_pipeline(project)
     observed: list[dict[str, Any]] = []
-    previous: dict[str, Any] = {"run_time": None, "version": None}
+    previous: dict[str, Any] = {"oracle": None, "version": None}
 
     def after_run(report: RunReport) -> None:
         # The oracle as of this run, worked out once: compared with the table now, and with the
@@ -60,7 +60,7 @@ def scheduled_rates(project: Any) -> dict[str, Any]:
             VIEWS_LATE_WINDOW,
             expected=new,
         )
-        old = previous.get("oracle")
+        old = previous["oracle"]
         changed = new if old is None else new.exceptAll(old).unionByName(old.exceptAll(new))
         observed.append(
             {
@@ -75,7 +75,7 @@ def scheduled_rates(project: Any) -> dict[str, Any]:
                 },
             }
         )
-        previous.update(run_time=report.run_time, version=pipeline.version_of(pipeline.rates_table), oracle=new)
+        previous.update(oracle=new, version=pipeline.version_of(pipeline.rates_table))
 
     run_simulated(
         pipeline.project,
