@@ -41,7 +41,7 @@
 ) -%}
     select *, true as counts_now, false as counted_before from {{ versions }}
 {%- endmacro %}
-{% macro late_data_too_late_versions(version_counts, version_columns, event_key_columns=['event_id']) -%}
+{% macro late_data_too_late_versions(version_counts, version_columns) -%}
     select *, 'arrived_after_final' as too_late_reason from {{ version_counts }}
 {%- endmacro %}
 {% macro late_data_count() -%}{{ return({}) }}{%- endmacro %}

@@ -288,9 +288,6 @@ too_late_versions as (
     from version_counts
     where
         (ingested_at > version_final_at or ingested_at > previous_version_final_at)
-        and (source_table, event_id) in (
-            select source_table, event_id from version_counts where version_final_at < timestamp'2026-01-01 01:15:10'
-        )
         and (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
 
 )
@@ -788,9 +785,6 @@ too_late_versions as (
     from version_counts
     where
         (ingested_at > version_final_at or ingested_at > previous_version_final_at)
-        and (event_id) in (
-            select event_id from version_counts where version_final_at < timestamp'2026-01-01 01:15:10'
-        )
         and (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
 
 )

@@ -23,7 +23,6 @@ too_late_versions as (
     {{ late_data_too_late_versions(
         'version_counts',
         version_columns=['source_table', 'event_id', 'ingested_at', 'event_time', 'error_count', 'view_count', 'page'],
-        event_key_columns=['source_table', 'event_id'],
     ) }}
 
 )
