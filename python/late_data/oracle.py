@@ -156,13 +156,17 @@ def compare_window_means(
     run_time: datetime,
     settings: WindowSettings,
     since: datetime | None = None,
-    expected: Any = None,
 ) -> Comparison:
-    """Every (window, location) of the oracle and of the means table, matched both ways. `expected`:
-    expected_window_means as of `run_time` when the caller has it already (a materialized one)."""
+    """Every (window, location) of the oracle as of `run_time` and of the means table, matched both ways."""
+    return compare_means(expected_window_means(spark, raw_table, run_time, settings), spark.table(result_table), since)
+
+
+def compare_means(expected: Any, actual: Any, since: datetime | None = None) -> Comparison:
+    """Every (window, location) of `expected` (expected_window_means, e.g. a materialized one the
+    caller keeps) and of `actual` (a means table), matched both ways."""
     return compare(
-        expected if expected is not None else expected_window_means(spark, raw_table, run_time, settings),
-        spark.table(result_table),
+        expected,
+        actual,
         keys=["window_start", "location"],
         exact_columns=["reading_count", "is_final"],
         approximate_columns=["mean_value"],
@@ -179,23 +183,26 @@ def compare_error_rates(
     window_size_seconds: int,
     errors_late_window_seconds: int,
     views_late_window_seconds: int,
-    expected: Any = None,
 ) -> Comparison:
-    """Every (window, page) of the rate oracle and of the rates table, matched both ways. `expected`:
-    expected_error_rates as of `run_time` when the caller has it already (a materialized one)."""
-    if expected is None:
-        expected = expected_error_rates(
-            spark,
-            errors_table,
-            views_table,
-            run_time,
-            window_size_seconds,
-            errors_late_window_seconds,
-            views_late_window_seconds,
-        )
+    """Every (window, page) of the rate oracle as of `run_time` and of the rates table, matched both ways."""
+    expected = expected_error_rates(
+        spark,
+        errors_table,
+        views_table,
+        run_time,
+        window_size_seconds,
+        errors_late_window_seconds,
+        views_late_window_seconds,
+    )
+    return compare_rates(expected, spark.table(result_table))
+
+
+def compare_rates(expected: Any, actual: Any) -> Comparison:
+    """Every (window, page) of `expected` (expected_error_rates, e.g. a materialized one the caller
+    keeps) and of `actual` (a rates table), matched both ways."""
     return compare(
         expected,
-        spark.table(result_table),
+        actual,
         keys=["window_start", "page"],
         exact_columns=["error_count", "view_count", "counted_rows", "is_final"],
         approximate_columns=["error_rate_percent"],

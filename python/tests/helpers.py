@@ -67,6 +67,31 @@ def partition_of(moment: datetime) -> datetime:
     return floor_to(moment, TEST_VARS["partition_size_seconds"])
 
 
+def oracle_partitions_changed(
+    new: DataFrame, old: DataFrame | None, series_column: str, columns: list[str] | None = None
+) -> set[tuple[datetime, int]]:
+    """(time partition, series bucket) where an oracle's windows differ between two run times (in
+    `columns`, default all, or by presence): `new` and `old` are the oracle at those times, `old`
+    None before the first run (every window of `new` is a change)."""
+    from pyspark.sql import functions as F
+
+    columns = columns or new.columns
+    changed = (
+        new
+        if old is None
+        else (
+            new.select(columns)
+            .exceptAll(old.select(columns))
+            .unionByName(old.select(columns).exceptAll(new.select(columns)))
+        )
+    )
+    buckets = F.pmod(F.xxhash64(series_column), F.lit(TEST_VARS["series_buckets"]))
+    return {
+        (partition_of(row["window_start"]), row["bucket"])
+        for row in changed.select("window_start", buckets.alias("bucket")).distinct().collect()
+    }
+
+
 def dbt_statuses(invocation: Any, resource_type: str) -> dict[str, str]:
     """Each test node's outcome by name, to assert on outcomes without dbt's result objects."""
     return {

@@ -6,14 +6,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from pyspark.sql import functions as F
 
 from late_data.backfill import run_backfill
-from late_data.oracle import compare_error_rates, expected_error_rates
+from late_data.oracle import compare_rates, expected_error_rates
 from late_data.pipeline import RunReport, run_simulated, scenario_feed
 from late_data.raw_tables import PageCount, append_page_counts
 from late_data.timeutil import format_timestamp
-from tests.helpers import TEST_VARS, Pipeline, clock, page_counts, partition_of
+from tests.helpers import TEST_VARS, Pipeline, clock, oracle_partitions_changed, page_counts
 
 # Page views may arrive later than page errors: each source has its own late window.
 RATE_VARS = {**TEST_VARS, "late_window_seconds_by_source": {"page_views": 900}}
@@ -49,30 +48,13 @@ def scheduled_rates(project: Any) -> dict[str, Any]:
         # The oracle as of this run, worked out once: compared with the table now, and with the
         # previous run's oracle for what changed (then kept for the next run's).
         new = expected(pipeline, report.run_time).localCheckpoint()
-        comparison = compare_error_rates(
-            pipeline.spark,
-            pipeline.raw_tables["page_errors"],
-            pipeline.raw_tables["page_views"],
-            pipeline.rates_table,
-            report.run_time,
-            TEST_VARS["window_size_seconds"],
-            ERRORS_LATE_WINDOW,
-            VIEWS_LATE_WINDOW,
-            expected=new,
-        )
-        old = previous["oracle"]
-        changed = new if old is None else new.exceptAll(old).unionByName(old.exceptAll(new))
+        comparison = compare_rates(new, pipeline.spark.table(pipeline.rates_table))
         observed.append(
             {
                 "report": report,
                 "comparison": comparison,
                 "touched": pipeline.touched_since(pipeline.rates_table, previous["version"]),
-                "oracle_changed": {
-                    (partition_of(r["window_start"]), r["bucket"])
-                    for r in changed.select(
-                        "window_start", F.pmod(F.xxhash64("page"), F.lit(TEST_VARS["series_buckets"])).alias("bucket")
-                    ).collect()
-                },
+                "oracle_changed": oracle_partitions_changed(new, previous["oracle"], "page"),
             }
         )
         previous.update(oracle=new, version=pipeline.version_of(pipeline.rates_table))

@@ -9,15 +9,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from late_data.explain import MODES, compile_run, parse_rendered
-from late_data.oracle import compare_window_means, expected_window_means
+from late_data.oracle import compare_means, expected_window_means
 from late_data.pipeline import RunReport, run_simulated, scenario_feed
 from late_data.table_history import commits_after
 from late_data.timeutil import format_timestamp
-from tests.helpers import TEST_SETTINGS, TEST_VARS, WINDOW_MEANS_COLUMNS, Pipeline, partition_of, water_levels
+from tests.helpers import (
+    TEST_SETTINGS,
+    TEST_VARS,
+    WINDOW_MEANS_COLUMNS,
+    Pipeline,
+    oracle_partitions_changed,
+    water_levels,
+)
 
 ORIGIN = datetime(2026, 3, 1, 12, 0, 0)
 SCENARIO = water_levels(
@@ -29,25 +35,8 @@ SCENARIO = water_levels(
     # leaves them out by its own rule, the models by the quarantine's.
     malformed_share=0.02,
 )
-
-
-def oracle_partitions_changed(new: DataFrame, old: DataFrame | None) -> set[tuple[datetime, int]]:
-    """(time partition, series bucket) where the oracle's windows differ between two run times
-    (count, mean, status, presence): `new` and `old` are expected_window_means at those times."""
-    if old is None:
-        changed = new
-    else:
-        columns = ["window_start", "location", "reading_count", "mean_value", "is_final"]
-        changed = (
-            new.select(columns)
-            .exceptAll(old.select(columns))
-            .unionByName(old.select(columns).exceptAll(new.select(columns)))
-        )
-    buckets = F.pmod(F.xxhash64("location"), F.lit(TEST_VARS["series_buckets"]))
-    return {
-        (partition_of(row["window_start"]), row["bucket"])
-        for row in changed.select("window_start", buckets.alias("bucket")).distinct().collect()
-    }
+# What the means table publishes per window: a change in any of them must rewrite its partition.
+ORACLE_COLUMNS = ["window_start", "location", "reading_count", "mean_value", "is_final"]
 
 
 @pytest.fixture(scope="module")
@@ -62,15 +51,13 @@ def scheduled_history(project: Any) -> dict[str, Any]:
         # previous run's oracle for what changed (then kept for the next run's).
         oracle = expected_window_means(pipeline.spark, pipeline.raw_table, report.run_time, TEST_SETTINGS)
         oracle = oracle.localCheckpoint()
-        comparison = compare_window_means(
-            pipeline.spark, pipeline.raw_table, pipeline.means_table, report.run_time, TEST_SETTINGS, expected=oracle
-        )
+        comparison = compare_means(oracle, pipeline.spark.table(pipeline.means_table))
         observed.append(
             {
                 "report": report,
                 "comparison": comparison,
                 "touched": pipeline.touched_since(pipeline.means_table, previous["version"]),
-                "oracle_changed": oracle_partitions_changed(oracle, previous["oracle"]),
+                "oracle_changed": oracle_partitions_changed(oracle, previous["oracle"], "location", ORACLE_COLUMNS),
             }
         )
         previous["oracle"] = oracle
