@@ -89,7 +89,7 @@ bench-quick: setup
 # The local cluster's catalog lives in PostgreSQL: Debian's server binaries and JDBC driver, installed
 # with apt-get (sudo when not root) when missing.
 cluster-packages:
-	@if ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || [ ! -f /usr/share/java/postgresql.jar ]; then \
+	@if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || [ ! -f /usr/share/java/postgresql.jar ]; then \
 		sudo=""; if [ "$$(id -u)" != 0 ]; then sudo="sudo"; fi; \
 		echo "installing postgresql and libpostgresql-jdbc-java (the local cluster's catalog)"; \
 		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends \

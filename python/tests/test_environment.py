@@ -176,3 +176,25 @@ def test_an_unusable_home_is_one_line_naming_late_data_home(
     assert cli.main(["status"]) == 2
     error = capsys.readouterr().err
     assert error.startswith(f"late-data: LATE_DATA_HOME={home}") and len(error.strip().splitlines()) == 1
+
+
+def test_makes_check_for_the_clusters_packages_runs_under_sh_and_sees_what_is_installed() -> None:
+    """make runs recipes with /bin/sh, which has no bash builtins (compgen made the "installed?"
+    test fail every time, so `make test` ran apt-get on every call): the recipe's condition, run
+    as make runs it, must answer what the file system says."""
+    import glob
+    import re
+    import subprocess
+
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
+    condition = re.search(r"^cluster-packages:\n\t@if (.+?); then", makefile, re.MULTILINE)
+    assert condition is not None
+    probe = subprocess.run(
+        ["/bin/sh", "-c", f"if {condition.group(1)}; then echo missing; else echo installed; fi"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert probe.stderr == ""
+    installed = bool(glob.glob("/usr/lib/postgresql/*/bin/initdb")) and Path("/usr/share/java/postgresql.jar").is_file()
+    assert probe.stdout.strip() == ("installed" if installed else "missing")
