@@ -3,6 +3,11 @@
         its value. The same macros check them where they are used; this runs them all up front so
         a bad setting never surfaces halfway through a run as a Spark error. -#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- do late_data_plain_identifier('var raw_schema', var('raw_schema')) -%}
+    {#- Every source's schema reaches SQL as a name, whatever var or setting it comes from. -#}
+    {%- for source_node in graph.sources.values() -%}
+        {%- do late_data_plain_identifier('the schema of source ' ~ source_node.source_name, source_node.schema) -%}
+    {%- endfor -%}
     {%- do late_data_partition_size_seconds() -%}
     {%- do late_data_series_buckets() -%}
     {%- do late_data_write_delay_seconds() -%}
@@ -54,4 +59,17 @@
         ) -%}
     {%- endif -%}
     {{- return(raw | float) -}}
+{% endmacro %}
+
+
+{% macro late_data_plain_identifier(name, value) %}
+    {#- `value` (a schema name from a var or a setting, which reaches SQL unquoted) when it is a plain
+        identifier; refused otherwise, with the message the environment's names get. -#}
+    {%- if not modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', value | string) -%}
+        {%- do exceptions.raise_compiler_error(
+            name ~ "='" ~ value ~ "' is not a plain identifier: use letters, digits and underscores, starting"
+            ~ " with a letter or underscore"
+        ) -%}
+    {%- endif -%}
+    {{- return(value) -}}
 {% endmacro %}
