@@ -14,7 +14,11 @@
         {{- return(late_data_record_history(sql)) -}}
     {%- endif -%}
     {%- do late_data_forget_relation(this) -%}
-    {{- return(dbt.materialization_snapshot_spark()) -}}
+    {%- set built = dbt.materialization_snapshot_spark() -%}
+    {%- if late_data_is_history() -%}
+        {%- do late_data_record_rebuild(this, 'history') -%}
+    {%- endif -%}
+    {{- return(built) -}}
 {% endmaterialization %}
 
 

@@ -353,10 +353,6 @@
         {%- do vanished.append(late_data_string_literal(key)) -%}
     {%- endfor -%}
     {%- set quarantined = written.get('rows_quarantined') -%}
-    {%- if succeeded and role == 'versions' and quarantined is none -%}
-        {#- A rebuilt versions table: what it holds is what this run quarantined. -#}
-        {%- set quarantined = run_query('select count_if(quarantine_reason is not null) from ' ~ target).columns[0].values()[0] -%}
-    {%- endif -%}
     {%- set recovered_from = late_data_interrupted_run() -%}
     {%- set row -%}
         select

@@ -37,6 +37,7 @@
     {%- endif -%}
     {%- call statement('main') -%}{{ create_table_as(false, this, sql) }}{%- endcall -%}
     {%- do late_data_forget_relation(this) -%}
+    {%- do late_data_record_rebuild(this, late_data_role()) -%}
     {%- do apply_grants(this, config.get('grants'), should_revoke(existing, full_refresh_mode=true)) -%}
     {%- do persist_docs(this, model) -%}
     {{- return({'relations': [this]}) -}}
@@ -104,4 +105,32 @@
         'merge into ' ~ target ~ ' as stored using ' ~ staged ~ ' as listed on stored.' ~ key ~ ' = listed.' ~ key
         ~ ' when matched then update set * when not matched then insert *'
     ) -}}
+{% endmacro %}
+
+
+{% macro late_data_record_rebuild(target, role) %}
+    {#- What a first build or full refresh of a late-data table wrote, for the audit and the run's
+        report, read back from the table (one query): every row is new. Versions tables: the
+        versions loaded and how many of them are quarantined; result tables: every window and
+        the partitions they fill; listings and histories: their rows. -#}
+    {%- if role == 'versions' -%}
+        {%- set counts = run_query('select count(*), count_if(quarantine_reason is not null) from ' ~ target).rows[0] -%}
+        {%- do late_data_record_write(target, {'rows_written': counts[0] | int, 'rows_quarantined': counts[1] | int}) -%}
+    {%- elif role == 'windows' -%}
+        {%- set partitions = run_query(
+            'select partition_start, series_bucket, count(*) from ' ~ target ~ ' group by partition_start, series_bucket'
+        ).rows -%}
+        {%- set written = [] -%}
+        {%- for partition in partitions -%}
+            {%- do written.append([partition[0], partition[1] | int]) -%}
+        {%- endfor -%}
+        {%- do late_data_record_write(target, {
+            'partitions': written,
+            'windows_changed': partitions | sum(attribute=2) | int,
+            'windows_repaired': 0,
+            'rows_written': partitions | sum(attribute=2) | int,
+        }) -%}
+    {%- else -%}
+        {%- do late_data_record_write(target, {'rows_written': run_query('select count(*) from ' ~ target).columns[0].values()[0] | int}) -%}
+    {%- endif -%}
 {% endmacro %}
