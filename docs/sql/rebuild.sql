@@ -121,6 +121,19 @@ where value_field not in (
 )
 
 
+-- node: late_data_ambiguous_versions_int_page_error_rates__versions_source_table__event_id__page__event_time__error_count__view_count
+-- test, test: test
+select
+        source_table, event_id,
+        ingested_at,
+        count(*) as versions,
+        to_json(collect_set(struct(page, event_time, error_count, view_count))) as ambiguous_values
+    from analytics.int_page_error_rates__versions
+    where quarantine_reason is null
+    group by source_table, event_id, ingested_at
+    having count(distinct struct(page, event_time, error_count, view_count)) > 1
+
+
 -- node: not_null_int_page_error_rates__versions_loaded_at
 -- test, test: test
 select loaded_at
@@ -136,6 +149,19 @@ select
     from analytics.int_page_error_rates__versions
     group by source_table, event_id, event_time, error_count, view_count, page, ingested_at
     having count(*) > 1
+
+
+-- node: late_data_ambiguous_versions_int_water_level__versions_event_id__location__event_time__reading_value
+-- test, test: test
+select
+        event_id,
+        ingested_at,
+        count(*) as versions,
+        to_json(collect_set(struct(location, event_time, reading_value))) as ambiguous_values
+    from analytics.int_water_level__versions
+    where quarantine_reason is null
+    group by event_id, ingested_at
+    having count(distinct struct(location, event_time, reading_value)) > 1
 
 
 -- node: not_null_int_water_level__versions_loaded_at

@@ -10,14 +10,16 @@ import argparse
 import logging
 import math
 import os
+import re
 import sys
+import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from late_data.backfill import run_backfill
-from late_data.dbt_project import DbtInvocationError, DbtProject
+from late_data.dbt_project import DbtInvocationError, DbtProject, condense
 from late_data.environment import (
     TABLE_FORMATS,
     ProjectEnvironment,
@@ -27,11 +29,11 @@ from late_data.environment import (
 )
 from late_data.explain import DEFAULT_SELECTION, MODES, compile_run, render_run, write_runs
 from late_data.generator import LATENESS_PROFILES, PageScenario, Scenario
-from late_data.oracle import WindowSettings, compare_window_means
+from late_data.oracle import WINDOW_MEANS_COLUMNS, WindowSettings, compare_means, expected_window_means
 from late_data.pipeline import Upkeep, run_pipeline, run_real_clock, run_simulated, scenario_feed, scheduled_selection
 from late_data.raw_tables import create_raw_tables, require_raw_tables
-from late_data.status import read_status
-from late_data.timeutil import parse_timestamp, utc_now
+from late_data.status import history_as_of, published_run, read_status, require_built
+from late_data.timeutil import format_timestamp, parse_timestamp, utc_now
 
 if TYPE_CHECKING:
     from late_data.cluster.writer_lock import WriterLock
@@ -221,7 +223,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--out", type=Path, default=Path("bench"), help="directory for results.csv/.md/.png")
 
     check = commands.add_parser("check", help="compare every window with a from-scratch recomputation")
-    check.add_argument("--run-time", type=parse_time, required=True)
+    check.add_argument(
+        "--run-time",
+        type=parse_time,
+        default=None,
+        help="check as of the last run at or before this time (default: the last run)",
+    )
 
     cluster = commands.add_parser(
         "cluster", help="a shared catalog (PostgreSQL + Hive metastore), Spark master, workers and Thrift Server"
@@ -261,9 +268,34 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         return COMMANDS[args.command](args)
-    except (SetupError, DbtInvocationError, ValueError) as error:
-        print(f"late-data: {error}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("late-data: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:
+        # Exit 2, one line: a broken setup or a failed run, told apart from `check`'s 1 (mismatches).
+        if args.verbose or os.environ.get("LATE_DATA_DEBUG"):
+            traceback.print_exc()
+        print(f"late-data: {describe_error(error)}", file=sys.stderr)
         return 2
+
+
+# Spark's message for a table that is not there, with the table's name.
+_MISSING_TABLE = re.compile(r"\[TABLE_OR_VIEW_NOT_FOUND\] The table or view (\S+) cannot be found")
+
+
+def describe_error(error: BaseException) -> str:
+    """What a command's error says to its user, in one line: the project's own errors as they are,
+    a missing table with what builds it, anything else condensed (LATE_DATA_DEBUG=1 or -v prints
+    the traceback too)."""
+    if isinstance(error, (SetupError, DbtInvocationError, ValueError)) and "\n" not in str(error):
+        return str(error)
+    missing = _MISSING_TABLE.search(str(error))
+    if missing:
+        return (
+            f"table {missing.group(1).replace('`', '')} does not exist: build the pipelines first"
+            " (`late-data schedule`, or `dbt build`), or check LATE_DATA_HOME and LATE_DATA_SCHEMA"
+        )
+    return f"{type(error).__name__}: {condense(str(error))} (LATE_DATA_DEBUG=1 prints the traceback)"
 
 
 def open_project(writer: str | None = None) -> DbtProject:
@@ -362,6 +394,7 @@ def backfill_command(args: argparse.Namespace) -> int:
     require_range(args.start, args.end, "--from", "--to")
     project = open_project(writer="backfill")
     raw_tables(project)
+    require_built(project)
     changes, manifest = run_backfill(
         project,
         args.start,
@@ -419,19 +452,31 @@ def bench_command(args: argparse.Namespace) -> int:
 
 
 def check_command(args: argparse.Namespace) -> int:
-    """Exit 1 on any mismatched window, so a scheduler or CI can alert on it."""
+    """Exit 1 on any mismatched window, so a scheduler or CI can alert on it. The result table
+    holds its last run; a run time before that is checked in the history, as that run left it."""
     project = open_project()
     source = raw_tables(project)["water_level_readings"]
-    comparison = compare_window_means(
-        project.spark,
-        source,
-        f"{project.target_schema()}.water_level_window_means",
-        args.run_time,
-        WindowSettings(
-            window_size_seconds=int(project.setting("window_size_seconds")),
-            late_window_seconds=int(project.setting("late_window_seconds")),
-        ),
+    require_built(project)
+    model = "water_level_window_means"
+    run = published_run(project, model, args.run_time)
+    if run.at is None:
+        raise SetupError(
+            f"no run wrote {model} by {format_timestamp(args.run_time)}"
+            + (f": its first run is later; its last is at {format_timestamp(run.latest)}" if run.latest else "")
+        )
+    if args.run_time is not None and run.at != args.run_time:
+        print(f"check: no run at {format_timestamp(args.run_time)}; checking the last one before it, at {run.at}")
+    settings = WindowSettings(
+        window_size_seconds=int(project.setting("window_size_seconds")),
+        late_window_seconds=int(project.setting("late_window_seconds")),
     )
+    table = f"{project.target_schema()}.{model}"
+    stored = (
+        project.spark.table(table)
+        if run.at == run.latest
+        else history_as_of(project.spark, f"{table}_history", run.at, WINDOW_MEANS_COLUMNS)
+    )
+    comparison = compare_means(expected_window_means(project.spark, source, run.at, settings), stored)
     print(f"check: {comparison.windows_checked} windows checked, {comparison.mismatched} mismatched")
     return 1 if comparison.mismatched else 0
 
@@ -439,6 +484,7 @@ def check_command(args: argparse.Namespace) -> int:
 def reconcile_command(args: argparse.Namespace) -> int:
     project = open_project(writer="reconcile")
     raw_tables(project)
+    require_built(project)
     report = run_pipeline(
         project, args.run_time or utc_now(), scheduled_selection(None, first_run=False), reconcile=True
     )
@@ -449,6 +495,7 @@ def reconcile_command(args: argparse.Namespace) -> int:
 
 def explain_command(args: argparse.Namespace) -> int:
     project = open_project()
+    require_built(project)
     modes = tuple(args.mode or ("scheduled",))
     if args.out is not None:
         for path in write_runs(project, args.run_time, modes, args.out, args.select):
@@ -460,7 +507,9 @@ def explain_command(args: argparse.Namespace) -> int:
 
 
 def status_command(args: argparse.Namespace) -> int:
-    print("\n".join(read_status(open_project()).lines()))
+    project = open_project()
+    require_built(project)
+    print("\n".join(read_status(project).lines()))
     return 0
 
 

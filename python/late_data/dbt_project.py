@@ -209,8 +209,14 @@ class DbtProject:
             str(self.environment.profiles_dir),
         ]
         command, rest = args[0], args[1:]
+        # Nothing on the console, errors included: a failure reaches the caller as one
+        # DbtInvocationError (describe_failure), the whole story stays in the dbt log.
         full = [
             "--quiet",
+            "--log-level",
+            "none",
+            "--log-level-file",
+            "debug",
             "--log-path",
             str(self.environment.dbt_log_dir),
             command,
@@ -226,7 +232,7 @@ class DbtProject:
             self.forget_warehouse_state()
             self._drop_staged_views()
             failure = describe_failure(outcome, read_from(dbt_log, log_offset), self.environment, node_errors.by_node)
-            raise DbtInvocationError(f"dbt {' '.join(args)} failed: {failure}")
+            raise DbtInvocationError(f"dbt {describe_command(args)} failed: {failure} (the whole error: {dbt_log})")
         return outcome
 
     def _drop_staged_views(self) -> None:
@@ -287,6 +293,20 @@ class DbtProject:
         self._held.clear()
 
 
+def describe_command(args: list[str]) -> str:
+    """A dbt command as a user would recognise it: its name and what it selects, without the vars
+    (which the caller's message gives where they matter)."""
+    shown, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in ("--vars", "--resource-type", "--project-dir", "--profiles-dir", "--log-path"):
+            skip = True
+        else:
+            shown.append(arg)
+    return " ".join(shown)
+
+
 def validated_vars(project_vars: dict[str, Any]) -> dict[str, Any]:
     """Project vars as given; the schema names among them reach SQL unquoted, so checked first."""
     if "raw_schema" in project_vars:
@@ -340,24 +360,59 @@ def describe_failure(
     `node_errors`, NodeErrors.by_node). Not every result names a node (a run-operation's results
     carry only a unique_id, and a failure to open the metastore leaves no message), and a metastore
     that cannot be opened is said so."""
-    messages = [str(outcome.exception)] if outcome.exception is not None else []
+    messages = [condense(str(outcome.exception))] if outcome.exception is not None else []
     for result in getattr(outcome.result, "results", None) or []:
         status = str(getattr(result, "status", ""))
         node = getattr(result, "node", None)
         unique_id = getattr(node, "unique_id", None) or getattr(result, "unique_id", None) or "dbt"
         message = getattr(result, "message", None)
         if status in ("error", "fail"):
-            messages.append(f"{unique_id}: {message or 'failed without a message'}")
+            message = message or logged_error(log_text)
+            messages.append(f"{unique_id}: {condense(message) if message else 'failed without a message'}")
         elif status == "skipped" and message:
             # dbt gives a skip a message only for an ephemeral's failure, ending with its unique_id;
             # the error itself may be an ephemeral that one reads (all of them are named then).
-            errors = {node: error for node, error in (node_errors or {}).items() if error != message}
+            errors = {node: condense(error) for node, error in (node_errors or {}).items() if error != message}
             cause = errors.get(message.rsplit(" ", 1)[-1]) or "; ".join(errors.values())
-            messages.append(f"{unique_id}: {message}" + (f"; {cause}" if cause else ""))
+            messages.append(f"{unique_id}: {condense(message)}" + (f"; {cause}" if cause else ""))
     described = "; ".join(messages) or "see the dbt log in LATE_DATA_HOME/logs"
     if any(sign in text for sign in METASTORE_UNAVAILABLE for text in (described, log_text)):
         return f"{metastore_unavailable(environment)} ({described})"
     return described
+
+
+# dbt's log line for an error it reports without a result message (a failed run-operation).
+_LOGGED_ERROR = re.compile(r"\[error\] \[\w+\]: Encountered an error[^:]*: (.*?)(?=\n\S|\Z)", re.DOTALL)
+
+
+def logged_error(log_text: str) -> str | None:
+    """The last error dbt logged with "Encountered an error ...", with its indented lines."""
+    found = _LOGGED_ERROR.findall(log_text)
+    return found[-1] if found else None
+
+
+# The header lines dbt and py4j put before the error itself, and a Java stack trace's own lines.
+_NOT_THE_ERROR = re.compile(
+    r"^(Runtime Error|Compilation Error|Database Error|Parsing Error)( in .*)?$|^An error occurred while calling"
+    r"|^at |^\.\.\. \d+ more|^Suppressed:|^Driver stacktrace"
+)
+# A Java exception's package, dropped from its class name (org.apache.spark.sql.AnalysisException).
+_JAVA_PACKAGE = re.compile(r"\b(?:[a-z][a-z0-9_]*\.)+(?=[A-Z]\w*(?:Exception|Error)\b)")
+ERROR_LENGTH = 400
+
+
+def condense(message: str) -> str:
+    """One line of an error that may carry a Java stack trace (dbt passes Spark's on whole): the
+    innermost cause when there is one, else the first line that is not a header; Java packages
+    left out, at most ERROR_LENGTH characters. The whole error stays in the dbt log."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    causes = [line.removeprefix("Caused by:").strip() for line in lines if line.startswith("Caused by:")]
+    body = [line for line in lines if not _NOT_THE_ERROR.match(line)]
+    text = causes[-1] if causes else (body or lines or [""])[0].lstrip(": ")
+    if text.endswith(":") and not causes and len(body) > 1:
+        text = f"{text} {body[1]}"  # a header that introduces its detail on the next line
+    text = _JAVA_PACKAGE.sub("", text)
+    return text if len(text) <= ERROR_LENGTH else text[: ERROR_LENGTH - 3] + "..."
 
 
 def metastore_unavailable(environment: ProjectEnvironment | None) -> str:

@@ -98,6 +98,10 @@ class ProjectEnvironment:
         return self.home / "logs"
 
     @property
+    def spark_logging(self) -> Path:
+        return self.home / "conf" / "log4j2.properties"
+
+    @property
     def iceberg_jar_link(self) -> Path:
         return self.home / "jars" / "iceberg-spark-runtime.jar"
 
@@ -134,6 +138,7 @@ def prepare_environment() -> ProjectEnvironment:
         os.environ["LATE_DATA_DELTA_VERSION"] = check_delta_setup(os.environ.get("DELTA_JARS"))
     require_usable_home(home)
     link_iceberg_jar(environment)
+    write_spark_logging(environment)
     if environment.shares_catalog:
         export_cluster_client_conf(home)
     os.environ["LATE_DATA_HOME"] = str(home)
@@ -339,6 +344,37 @@ def require_java() -> None:
             "Java was not found: Spark needs a JDK 17 (or 11). Install one "
             "(Debian: apt-get install openjdk-17-jre-headless) or set JAVA_HOME."
         )
+
+
+# Spark's own log (Spark, Hive, Iceberg, Delta and their stack traces) to LATE_DATA_HOME/logs, not
+# the terminal: a command's user sees its one-line outcome, the log holds the details. Read by the
+# embedded targets' JVM (profiles.yml, spark.driver.extraJavaOptions).
+SPARK_LOGGING = """\
+# Written by `late-data` (environment.write_spark_logging): Spark's log goes to a file, not the terminal.
+rootLogger.level = warn
+rootLogger.appenderRef.file.ref = file
+appender.file.type = RollingFile
+appender.file.name = file
+appender.file.fileName = {logs}/spark.log
+appender.file.filePattern = {logs}/spark.%i.log
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n%ex
+appender.file.policies.type = Policies
+appender.file.policies.size.type = SizeBasedTriggeringPolicy
+appender.file.policies.size.size = 50MB
+appender.file.strategy.type = DefaultRolloverStrategy
+appender.file.strategy.max = 3
+"""
+
+
+def write_spark_logging(environment: ProjectEnvironment) -> None:
+    """LATE_DATA_HOME/conf/log4j2.properties (SPARK_LOGGING), rewritten when it differs."""
+    path = environment.spark_logging
+    text = SPARK_LOGGING.format(logs=environment.dbt_log_dir)
+    if not path.is_file() or path.read_text() != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        environment.dbt_log_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
 
 
 def link_iceberg_jar(environment: ProjectEnvironment) -> None:

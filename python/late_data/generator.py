@@ -17,6 +17,9 @@ from typing import Any
 from late_data.timeutil import epoch_seconds
 
 LATENESS_PROFILES = ("uniform", "long_tail")
+# The event ids the generator writes (water levels: wl-, page errors: pe-, page views: pv-), as a
+# regular expression: how a resumed schedule tells its own feed's rows from rows written by hand.
+GENERATED_EVENT_ID = "^(wl|pe|pv)-"
 
 # Malformed row versions the generator can write, each a resend of a tick's reading (same event_id,
 # ingested a moment later) unless its event_id or location is the null: each must count toward no

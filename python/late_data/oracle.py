@@ -11,6 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+# The columns of a means table that make a window's published state: what a check compares and the
+# history must reproduce.
+WINDOW_MEANS_COLUMNS = "window_start, location, reading_count, mean_value, is_final"
+
 
 @dataclass(frozen=True)
 class WindowSettings:

@@ -11,9 +11,10 @@ from typing import overload
 
 from tqdm import tqdm
 
-from late_data.dbt_project import DbtProject
+from late_data.dbt_project import DbtInvocationError, DbtProject, condense
+from late_data.environment import SetupError
 from late_data.generator import PageScenario, Scenario, generate, generate_page_counts
-from late_data.status import last_successful_run_time, latest_arrival
+from late_data.status import fed_until, resume_point
 from late_data.timeutil import floor_to, format_timestamp
 
 log = logging.getLogger(__name__)
@@ -119,10 +120,16 @@ def scenario_feed(
     """A feed writing the given scenarios (origin: their first tick) into the raw tables."""
 
     def feed(start: datetime, end: datetime) -> None:
-        if water_levels is not None:
-            generate(project.spark, tables["water_level_readings"], water_levels, origin, start, end)
-        if pages is not None:
-            generate_page_counts(project.spark, tables, pages, origin, start, end)
+        try:
+            if water_levels is not None:
+                generate(project.spark, tables["water_level_readings"], water_levels, origin, start, end)
+            if pages is not None:
+                generate_page_counts(project.spark, tables, pages, origin, start, end)
+        except Exception as error:  # Spark's, py4j's or the file system's: the feed is a command's setup
+            raise SetupError(
+                f"could not append the generated rows arriving in [{format_timestamp(start)}, {format_timestamp(end)})"
+                f" to the raw tables ({', '.join(tables.values())}): {condense(str(error))}"
+            ) from error
 
     return feed
 
@@ -150,7 +157,13 @@ class Upkeep:
     def run(self, project: DbtProject, run_time: datetime, select: str | None, run_number: int) -> RunReport:
         """Scheduled run number `run_number` (from 1), then the maintenance due after it."""
         reconcile = bool(self.reconcile_every) and run_number % self.reconcile_every == 0
-        report = run_pipeline(project, run_time, select, reconcile=reconcile)
+        try:
+            report = run_pipeline(project, run_time, select, reconcile=reconcile)
+        except DbtInvocationError as error:
+            raise DbtInvocationError(
+                f"the run at {format_timestamp(run_time)} failed: {error}. `late-data status` lists it;"
+                " the next `late-data schedule` runs it again"
+            ) from error
         if self.maintain_every and run_number % self.maintain_every == 0:
             maintain_tables(project)
         return report
@@ -168,35 +181,57 @@ def run_simulated(
     upkeep: Upkeep = Upkeep(),
 ) -> list[RunReport]:
     """Generator batches and runs interleaved; the run time advances by `interval` per run. A schedule
-    restarted with the same origin resumes after the last run the audit records as successful
-    (runs never go back in time), and feeds only what no earlier process fed: each run's rows are
-    fed just before the run starts, so the raw tables hold rows up to the first run time after
-    their latest arrival (an interrupted run may have fed its rows and died)."""
+    restarted with the same origin first runs again a run that did not finish (a model or snapshot
+    failed in it: status.resume_point), else resumes after the last run the audit records as
+    successful (runs never go back in time), and feeds only what no earlier process fed
+    (status.fed_until: an interrupted run may have fed its rows and died)."""
     reports: list[RunReport] = []
-    generated_until = origin
     times = list(schedule_times(origin, end, interval, offset))
-    succeeded = last_successful_run_time(project)
-    if succeeded is not None:
-        arrived = latest_arrival(project)
-        fed = next((moment for moment in times if arrived is not None and moment > arrived), succeeded)
-        times = [moment for moment in times if moment > succeeded]
-        generated_until = max(origin, succeeded, fed)
+    resume = resume_point(project)
+    generated_until = origin
+    if resume.retry is not None:
+        times = [resume.retry, *(moment for moment in times if moment > resume.retry)]
+        log.info(
+            "the run at %s did not finish (`late-data status` says why): running it again first",
+            format_timestamp(resume.retry),
+        )
+    elif resume.last_success is not None:
+        times = [moment for moment in times if moment > resume.last_success]
+        if not times:
+            refuse_finished_schedule(resume.last_success, end)
         log.info(
             "resuming after run_time %s, the last successful run in the audit (%d runs left)",
-            format_timestamp(succeeded),
+            format_timestamp(resume.last_success),
             len(times),
         )
-    for run_time in tqdm(times, desc="simulated runs", unit="run", leave=False):
-        if run_time > generated_until:
-            feed(generated_until, run_time)
-            generated_until = run_time
-        select = scheduled_selection(pipeline_tag, first_run=not reports)
-        report = upkeep.run(project, run_time, select, run_number=len(reports) + 1)
-        tqdm.write(report.line())
-        reports.append(report)
-        if after_run is not None:
-            after_run(report)
+    if resume.last_recorded is not None:
+        later = next((moment for moment in times if moment > resume.last_recorded), None)
+        generated_until = max(origin, fed_until(project, later, resume.last_recorded))
+    # A context, so a failed run clears the bar before its error line is printed.
+    with tqdm(times, desc="simulated runs", unit="run", leave=False) as progress:
+        for run_time in progress:
+            if run_time > generated_until:
+                feed(generated_until, run_time)
+                generated_until = run_time
+            select = scheduled_selection(pipeline_tag, first_run=not reports)
+            report = upkeep.run(project, run_time, select, run_number=len(reports) + 1)
+            tqdm.write(report.line())
+            reports.append(report)
+            if after_run is not None:
+                after_run(report)
     return reports
+
+
+def refuse_finished_schedule(last_run: datetime, end: datetime) -> None:
+    """A schedule with no run left: done when its last run is the audit's last, refused when the
+    audit's last run lies after --end (runs only move forward, so none of its runs can happen)."""
+    if last_run > end:
+        raise SetupError(
+            f"the audit's last run is at {format_timestamp(last_run)}, after --end {format_timestamp(end)}: no run"
+            " of this schedule is left, as runs only move forward. A dbt command without --vars '{run_time: ...}'"
+            " runs at the wall clock; pass a later --end, or start over in a new schema (LATE_DATA_SCHEMA)"
+        )
+    log.info("nothing left to run: the last run, at %s, is the schedule's last", format_timestamp(last_run))
 
 
 def next_run_time(now: datetime, interval: timedelta, offset: timedelta) -> datetime:
@@ -214,16 +249,30 @@ def run_real_clock(
     upkeep: Upkeep = Upkeep(),
 ) -> list[RunReport]:
     """Every `interval`, `offset` after the boundary (e.g. 10 s after each minute), run at now (UTC);
-    before each run, `feed` appends what arrived since the previous one (first: since `fed_from`)."""
+    before each run, `feed` appends what arrived since the previous one (first: since `fed_from`,
+    or since what an earlier process fed, status.fed_until). A run that did not finish
+    (status.resume_point) is run again first, at its own run time."""
     reports: list[RunReport] = []
-    fed_until = fed_from
+    resume = resume_point(project)
+    fed_until_then = fed_from
+    if resume.last_recorded is not None:
+        later = next_run_time(resume.last_recorded, interval, offset)
+        fed_until_then = max(fed_from or resume.last_recorded, fed_until(project, later, resume.last_recorded))
+    if resume.retry is not None:
+        log.info(
+            "the run at %s did not finish (`late-data status` says why): running it again first",
+            format_timestamp(resume.retry),
+        )
+        report = upkeep.run(project, resume.retry, scheduled_selection(None, first_run=True), 1)
+        print(report.line(), flush=True)
+        reports.append(report)
     while runs is None or len(reports) < runs:
         now = datetime.now(UTC).replace(tzinfo=None)
         run_time = next_run_time(now, interval, offset)
         time.sleep(max(0.0, (run_time - now).total_seconds()))
         if feed is not None:
-            feed(fed_until or run_time, run_time)
-            fed_until = run_time
+            feed(fed_until_then or run_time, run_time)
+            fed_until_then = run_time
         report = upkeep.run(project, run_time, scheduled_selection(None, first_run=not reports), len(reports) + 1)
         print(report.line(), flush=True)
         reports.append(report)

@@ -7,6 +7,8 @@ from datetime import datetime
 from typing import Any
 
 from late_data.dbt_project import DbtProject
+from late_data.environment import SetupError
+from late_data.generator import GENERATED_EVENT_ID
 from late_data.raw_tables import RAW_TABLES
 from late_data.timeutil import format_timestamp
 
@@ -24,6 +26,9 @@ class Status:
     interrupted: list[dict[str, Any]]
     # The last run that found such a write and recovered it (it ran as a reconciliation).
     last_recovery: dict[str, Any] | None
+    # Runs a model or snapshot failed in (or was skipped in after a failure upstream), not yet run
+    # again: their results or history were never written (resume_point's retry).
+    failed: list[dict[str, Any]]
     quarantine: list[dict[str, Any]]
     last_reconciliation: dict[str, Any] | None
 
@@ -37,7 +42,15 @@ class Status:
                 f" rows_written={_number(run['rows_written'])} windows_changed={_number(run['windows_changed'])}"
                 f" rows_quarantined={_number(run['rows_quarantined'])} seconds={_number(run['seconds'], '.2f')}"
             )
-        lines.append(f"interrupted runs not yet recovered: {len(self.interrupted)}")
+        failed_runs = sorted({run["run_time"] for run in self.failed})
+        lines.append(f"interrupted runs not yet recovered: {len(self.interrupted) + len(failed_runs)}")
+        for run_time in failed_runs:
+            models = ", ".join(
+                f"{run['model']} ({run['outcome']})" for run in self.failed if run["run_time"] == run_time
+            )
+            lines.append(
+                f"  the run at {_stamp(run_time)} failed: {models}; the next `late-data schedule` runs it again"
+            )
         for run in self.interrupted:
             lines.append(
                 f"  {run['model']} holds what a run at {_stamp(run['written_until'])} wrote; its last recorded run is"
@@ -79,35 +92,147 @@ def _existing_tables(project: DbtProject, schema: str) -> set[str]:
     return {row["tableName"] for row in project.query(f"show tables in {schema}")}
 
 
-def last_successful_run_time(project: DbtProject) -> datetime | None:
-    """The last run time a late-data model completed successfully (not counting backfills, which
-    recompute the past)."""
+# Per late-data model and run time, the outcome of its last attempt at that run time (a retry at the
+# same run time replaces a failed attempt), and per model the last run time it succeeded at. A
+# backfill recomputes the past and is no run of the schedule.
+_ATTEMPTS = """
+    with attempts as (
+        select model, run_time, max_by(outcome, recorded_at) as outcome
+        from {audit}
+        where run_kind != 'backfill' and outcome != 'started'
+        group by model, run_time
+    ),
+    reach as (
+        select model, max(if(outcome = 'success', run_time, null)) as succeeded_until
+        from attempts
+        group by model
+    ),
+    judged as (
+        select
+            attempts.*,
+            -- Not finished: its last attempt failed (or was skipped after a failure upstream) and
+            -- no later run of the model succeeded since, which would have carried its state on.
+            outcome != 'success' and coalesce(succeeded_until < run_time, true) as is_unfinished
+        from attempts
+        join reach using (model)
+    )
+"""
+
+
+@dataclass(frozen=True)
+class ResumePoint:
+    """Where a restarted scheduler goes on, from the audit. `retry`: the earliest run time at which
+    a late-data model or snapshot failed and no later run of it succeeded: that run is not
+    finished (its results, or its history snapshot, were never written) and is run again first.
+    `last_success`: the latest run time at which a late-data node succeeded. `last_recorded`: the
+    latest run time the audit records at all, success or not: its scheduler fed that run's rows."""
+
+    retry: datetime | None
+    last_success: datetime | None
+    last_recorded: datetime | None
+
+
+def resume_point(project: DbtProject) -> ResumePoint:
     if "late_data_run_audit" not in _existing_tables(project, project.target_schema()):
-        return None
+        return ResumePoint(None, None, None)
     (row,) = project.query(
-        f"""
-        select max(run_time) as succeeded
-        from {project.target_schema()}.late_data_run_audit
-        where outcome = 'success' and run_kind != 'backfill'
+        _ATTEMPTS.format(audit=f"{project.target_schema()}.late_data_run_audit")
+        + """
+        select
+            min(if(is_unfinished, run_time, null)) as retry,
+            max(if(outcome = 'success', run_time, null)) as last_success,
+            max(run_time) as last_recorded
+        from judged
         """
     )
-    succeeded: datetime | None = row["succeeded"]
-    return succeeded
+    return ResumePoint(row["retry"], row["last_success"], row["last_recorded"])
 
 
-def latest_arrival(project: DbtProject) -> datetime | None:
-    """The latest ingested_at of any raw table: how far a feed of the raw tables has got."""
+def unfinished_runs(project: DbtProject, audit: str) -> list[dict[str, Any]]:
+    """The failed attempts not yet made good (ResumePoint.retry), one row per model and run time."""
+    return project.query(
+        _ATTEMPTS.format(audit=audit)
+        + """
+        select run_time, model, outcome
+        from judged
+        where is_unfinished
+        order by run_time, model
+        """
+    )
+
+
+def fed_until(project: DbtProject, next_run_time: datetime | None, after: datetime) -> datetime:
+    """How far a simulated feed has got, given the last run time the audit records (`after`): a
+    scheduler feeds each run's rows just before the run starts, so a process killed between the
+    two leaves the rows of the next run (`next_run_time`) fed and unrecorded. Only generated rows
+    (their event ids, generator.GENERATED_EVENT_ID) stamped in [`after`, next_run_time), the ticks
+    that run's feed writes, say so: a row written by anything else, at any stamp, does not move
+    the feed on."""
+    if next_run_time is None:
+        return after
     existing = _existing_tables(project, project.raw_schema())
     tables = [f"{project.raw_schema()}.{table}" for table in RAW_TABLES if table in existing]
     if not tables:
-        return None
+        return after
+    window = (
+        f"ingested_at >= timestamp'{format_timestamp(after)}'"
+        f" and ingested_at < timestamp'{format_timestamp(next_run_time)}'"
+        f" and event_id rlike '{GENERATED_EVENT_ID}'"
+    )
     (row,) = project.query(
-        "select max(ingested_at) as latest from ("
-        + " union all ".join(f"select max(ingested_at) as ingested_at from {table}" for table in tables)
+        "select count(*) as fed from ("
+        + " union all ".join(f"select 1 from {table} where {window}" for table in tables)
         + ")"
     )
-    latest: datetime | None = row["latest"]
-    return latest
+    return next_run_time if row["fed"] else after
+
+
+def require_built(project: DbtProject) -> None:
+    """Commands that read, repair or recompute what the runs built refuse a schema no run has
+    built in yet (a check would compare nothing; a reconcile or backfill would build from scratch
+    and report it as a repair)."""
+    schema = project.target_schema()
+    if "late_data_run_audit" not in _existing_tables(project, schema):
+        raise SetupError(
+            f"nothing is built in schema {schema} yet: run `late-data schedule` (or `dbt build --vars"
+            " '{run_time: ...}'`) first"
+        )
+
+
+@dataclass(frozen=True)
+class PublishedRun:
+    """For a result table and a moment: `at` the last run at or before the moment that wrote the
+    table (a scheduled, reconcile or full-refresh run; a backfill recomputes the past and a held
+    run writes nothing), `latest` its last such run: what the table holds now."""
+
+    at: datetime | None
+    latest: datetime | None
+
+
+def published_run(project: DbtProject, model: str, moment: datetime | None) -> PublishedRun:
+    until = f"timestamp'{format_timestamp(moment)}'" if moment is not None else "null"
+    (row,) = project.query(
+        f"""
+        select
+            max(if(run_time <= coalesce({until}, run_time), run_time, null)) as at,
+            max(run_time) as latest
+        from {project.target_schema()}.late_data_run_audit
+        where model = '{model}' and outcome = 'success' and run_kind in ('scheduled', 'reconcile', 'full_refresh')
+        """
+    )
+    return PublishedRun(row["at"], row["latest"])
+
+
+def history_as_of(spark: Any, history: str, run_time: datetime, columns: str) -> Any:
+    """A history snapshot's versions valid at `run_time`: the result table as the run at that time
+    left it (`columns`: a select list)."""
+    stamp = f"timestamp'{format_timestamp(run_time)}'"
+    return spark.sql(
+        f"""
+        select {columns} from {history}
+        where dbt_valid_from <= {stamp} and (dbt_valid_to > {stamp} or dbt_valid_to is null)
+        """
+    )
 
 
 def read_status(project: DbtProject) -> Status:
@@ -115,7 +240,7 @@ def read_status(project: DbtProject) -> Status:
     schema = project.target_schema()
     existing = _existing_tables(project, schema)
     if "late_data_run_audit" not in existing:
-        return Status([], [], None, [], None)
+        return Status([], [], None, [], [], None)
     audit = f"{schema}.late_data_run_audit"
     last_runs = project.query(
         f"""
@@ -184,6 +309,7 @@ def read_status(project: DbtProject) -> Status:
         last_runs,
         interrupted,
         recoveries[0] if recoveries else None,
+        unfinished_runs(project, audit),
         quarantine,
         reconciliations[0] if reconciliations else None,
     )

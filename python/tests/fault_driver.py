@@ -22,7 +22,7 @@ from late_data.environment import prepare_environment
 from late_data.oracle import compare, compare_window_means
 from late_data.pipeline import run_pipeline, scenario_feed, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
-from late_data.status import last_successful_run_time, read_status
+from late_data.status import read_status, resume_point
 from late_data.timeutil import format_timestamp, parse_timestamp
 from tests.helpers import TEST_SETTINGS, TEST_VARS, WINDOW_MEANS_COLUMNS, water_levels
 
@@ -266,7 +266,7 @@ def main(plan: dict[str, Any]) -> None:
             # run wrote its result table, the table's written_at is ahead of the audit: status
             # shows it, and the models turn the resumed run into a reconciliation.
             recovered = parse_time(plan["left_by"])
-            succeeded = last_successful_run_time(project)
+            succeeded = resume_point(project).last_success
             assert succeeded is not None and succeeded < recovered, (succeeded, recovered)
             emit({"before_recovery": status_of_interruptions(project)})
             last_run_time, kill = recovered, None

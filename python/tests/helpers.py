@@ -12,9 +12,10 @@ from pyspark.sql import DataFrame
 
 from late_data.dbt_project import DbtProject
 from late_data.generator import PageScenario, Scenario
-from late_data.oracle import WindowSettings
+from late_data.oracle import WINDOW_MEANS_COLUMNS, WindowSettings
 from late_data.pipeline import RunReport, run_pipeline, scheduled_selection
 from late_data.raw_tables import ensure_raw_tables
+from late_data.status import history_as_of
 from late_data.table_history import commits_after, latest_version
 from late_data.timeutil import floor_to, format_timestamp
 
@@ -30,8 +31,6 @@ TEST_SETTINGS = WindowSettings(
     window_size_seconds=TEST_VARS["window_size_seconds"], late_window_seconds=TEST_VARS["late_window_seconds"]
 )
 WRITE_DELAY_SECONDS = 300  # dbt_project.yml's default
-# The columns that make a window's published state: what the history must reproduce.
-WINDOW_MEANS_COLUMNS = "window_start, location, reading_count, mean_value, is_final"
 
 
 def water_levels(**overrides: Any) -> Scenario:
@@ -155,10 +154,9 @@ class Pipeline:
     def history_as_of(self, run_time: datetime) -> DataFrame:
         """The water-level means as the run at `run_time` left them, read back from the SCD2 history:
         what the history must reproduce for every past run."""
-        stamp = f"timestamp'{format_timestamp(run_time)}'"
-        return self.spark.sql(
-            f"""
-            select {WINDOW_MEANS_COLUMNS} from {self.project.target_schema()}.water_level_window_means_history
-            where dbt_valid_from <= {stamp} and (dbt_valid_to > {stamp} or dbt_valid_to is null)
-            """
+        return history_as_of(
+            self.spark,
+            f"{self.project.target_schema()}.water_level_window_means_history",
+            run_time,
+            WINDOW_MEANS_COLUMNS,
         )

@@ -388,3 +388,43 @@ def test_status_shows_last_runs_interrupted_runs_quarantine_and_reconciliation(p
         ).mismatched
         == 0
     )
+
+
+def test_two_versions_with_one_stamp_count_by_the_tie_breaker_and_a_test_lists_them(pipeline: Pipeline) -> None:
+    """One delivery holding two different versions of a reading (7.0 and 9.0, the same ingested_at):
+    the chain cannot tell which came last, so its tie breaker counts the larger value (deterministic,
+    and the oracle agrees), and the warning test lists the event."""
+    ambiguous = [("harbour-9", "harbour", at(1), value, at(1.5)) for value in (7.0, 9.0)]
+    append_rows(pipeline, "water_level_readings", WATER_LEVEL_COLUMNS, [*good_readings(), *ambiguous])
+    pipeline.run(at(3))
+    window = pipeline.window_row(pipeline.means_table, "location", "harbour", at(1))
+    assert (
+        window is not None and window["reading_count"] == 3 and window["mean_value"] == pytest.approx((6 + 7 + 9) / 3)
+    )
+    assert (
+        compare_window_means(pipeline.spark, pipeline.raw_table, pipeline.means_table, at(3), TEST_SETTINGS).mismatched
+        == 0
+    )
+    invocation = pipeline.project.invoke(["test", "--select", "int_water_level__versions"], {"run_time": str(at(3))})
+    results = {result.node.name: result for result in invocation.result.results}
+    (ambiguous_test,) = [result for name, result in results.items() if name.startswith("late_data_ambiguous_versions")]
+    assert str(ambiguous_test.status) == "warn" and ambiguous_test.failures == 1
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["run", "--select", "stg_sensors__water_level_readings"], ["run-operation", "late_data_create_raw_schema"]],
+)
+def test_a_schema_var_that_is_not_a_name_is_refused_before_anything_runs(
+    project: DbtProject, command: list[str]
+) -> None:
+    """Plain dbt with --vars reaches the macros without the Python side's check: they check it too,
+    before any statement (the probe made a schema `probe_inj` with the comment 'injected')."""
+    import json
+
+    project.use_vars(TEST_VARS)
+    bad = {**TEST_VARS, "raw_schema": "probe_inj comment 'injected'"}
+    message = "var raw_schema='probe_inj comment 'injected'' is not a plain identifier: use letters, digits"
+    with pytest.raises(DbtInvocationError, match=message):
+        project._invoke_raw([*command, "--vars", json.dumps(bad)], manifest=project.manifest())
+    assert not project.query("show schemas like 'probe_inj'")

@@ -216,7 +216,7 @@ def test_a_missing_raw_table_is_refused_naming_it(
     '0 windows repaired'. Now every command but setup and generate refuses, before any run."""
     project = FakeProject({"page_errors", "page_views"})
     monkeypatch.setattr(cli, "open_project", lambda writer=None: project)
-    for runner in ("run_pipeline", "run_backfill", "run_simulated", "compare_window_means", "scenario_feed"):
+    for runner in ("run_pipeline", "run_backfill", "run_simulated", "compare_means", "scenario_feed"):
         monkeypatch.setattr(cli, runner, lambda *args, **kwargs: pytest.fail("ran on a missing source"))
     assert cli.main(argv) == 2
     error = capsys.readouterr().err
