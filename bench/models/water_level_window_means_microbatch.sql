@@ -44,7 +44,7 @@ counted_readings as (
 
     select *
     from reading_versions
-    where {{ late_data_counts_as_of(late_data_judged_at(late_data_run_time())) }}
+    where {{ late_data.counts_as_of(late_data.judged_at(late_data.run_time())) }}
 
 ),
 
@@ -56,7 +56,7 @@ window_means as (
         partition_start,
         count(*) as reading_count,
         cast(sum(cast(reading_value as decimal(28, 9))) as double) / count(*) as mean_value,
-        max(final_at) <= {{ late_data_run_time() }} as is_final
+        max(final_at) <= {{ late_data.run_time() }} as is_final
     from counted_readings
     group by window_start, location, partition_start
 

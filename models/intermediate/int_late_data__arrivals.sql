@@ -4,7 +4,9 @@
     are views, read long after they were built). A row stamped later (a clock ahead) has not
     arrived yet and would skew the lateness. -#}
 
-{%- set arrived_by = late_data_run_time() if var('run_time', none) else 'current_timestamp()' %}
+{%- set arrived_by = late_data.run_time() if var('run_time', none) else 'current_timestamp()' %}
+{%- set water_levels = late_data.pipeline_named('water_level_window_means') %}
+{%- set page_counts = late_data.pipeline_named('page_error_rates') %}
 
 with
 
@@ -18,7 +20,7 @@ water_level_arrivals as (
         window_end,
         final_at,
         ingested_at,
-        {{ late_data_late_window_seconds(['water_level_readings']) }} as late_window_seconds
+        {{ water_levels.late_window }} as late_window_seconds
     from {{ ref('int_water_level__windowed') }}
 
 ),
@@ -34,8 +36,8 @@ page_count_arrivals as (
         final_at,
         ingested_at,
         case source_table
-            when 'page_errors' then {{ late_data_late_window_seconds(['page_errors']) }}
-            else {{ late_data_late_window_seconds(['page_views']) }}
+            when 'page_errors' then {{ page_counts.late_window_by_source.get('page_errors', page_counts.late_window) }}
+            else {{ page_counts.late_window_by_source.get('page_views', page_counts.late_window) }}
         end as late_window_seconds
     from {{ ref('int_page_error_rates__windowed') }}
 

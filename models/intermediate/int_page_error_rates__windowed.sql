@@ -1,5 +1,6 @@
-{#- Both series in one relation, each windowed with its own source's late window, so one
-    checksum covers a page's window whichever series changed. -#}
+{#- Every countable page-count version of both series in one relation, with the window and
+    partition of the page_error_rates pipeline and the final_at of its own source's late window:
+    for lateness monitoring. -#}
 
 with
 
@@ -15,43 +16,36 @@ page_views as (
 
 ),
 
-countable_errors as (
-
-    select * from page_errors
-    where quarantine_reason is null
-
-),
-
-countable_views as (
-
-    select * from page_views
-    where quarantine_reason is null
-
-),
-
-windowed_errors as (
-
-    {{ late_data_windowed(
-        'countable_errors', late_data_late_window_seconds(['page_errors']), series_key='page',
-    ) }}
-
-),
-
-windowed_views as (
-
-    {{ late_data_windowed(
-        'countable_views', late_data_late_window_seconds(['page_views']), series_key='page',
-    ) }}
-
-),
-
 page_counts as (
 
-    {{ page_error_rates_union(
-        'windowed_errors', 'windowed_views',
-        carried_columns=['window_start', 'window_end', 'final_at', 'partition_start'],
-    ) }}
+    {{ page_error_rates_union('page_errors', 'page_views', carried_columns=['quarantine_reason']) }}
+
+),
+
+countable_counts as (
+
+    select * from page_counts
+    where quarantine_reason is null
+
+),
+
+windowed_counts as (
+
+    {{ late_data.windowed('countable_counts', late_data.pipeline_named('page_error_rates', stand_in={'series_key': ['page'], 'source_column': 'source_table'})) }}
 
 )
 
-select * from page_counts
+select
+    source_table,
+    event_id,
+    page,
+    event_time,
+    error_count,
+    view_count,
+    ingested_at,
+    window_start,
+    window_end,
+    version_final_at as final_at,
+    partition_start,
+    series_bucket
+from windowed_counts

@@ -1,3 +1,6 @@
+{#- Every countable reading version with the window, partition and final_at of the
+    water_level_window_means pipeline: for the benchmark's microbatch peer. -#}
+
 with
 
 readings as (
@@ -15,11 +18,7 @@ countable_readings as (
 
 windowed_readings as (
 
-    {{ late_data_windowed(
-        'countable_readings',
-        late_data_late_window_seconds(['water_level_readings']),
-        series_key='location',
-    ) }}
+    {{ late_data.windowed('countable_readings', late_data.pipeline_named('water_level_window_means', stand_in={'series_key': ['location']})) }}
 
 )
 

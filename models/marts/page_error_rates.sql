@@ -1,48 +1,50 @@
 {{
     config(
-        materialized='incremental',
-        incremental_strategy='insert_overwrite',
-        partition_by=['partition_start', 'series_bucket'],
-        on_schema_change='fail',
+        materialized='late_data',
         tags=['late_data', 'page_error_rates'],
-        meta={'late_data_sources': ['page_errors', 'page_views'], 'late_data_role': 'windows'},
+        meta={'late_data': {
+            'series_key': 'page',
+            'event_key': ['source_table', 'event_id'],
+            'source_column': 'source_table',
+            'measures': {
+                'error_count': {'sum': 'error_count'},
+                'view_count': {'sum': 'view_count'},
+                'error_rate_percent': {'expression': '100 * cast(error_count as double) / nullif(error_count + view_count, 0)'},
+                'counted_rows': 'count',
+            },
+            'digest': 'counts_digest',
+            'versions_table': 'int_page_error_rates__versions',
+            'too_late_table': 'page_error_rates_too_late_counts',
+            'quarantine_view': 'page_error_rates_quarantine',
+            'revisions_view': false,
+        }},
     )
 }}
 
-{#- Like water_level_window_means, from two series: a page's window is final only when both
-    series' late windows have passed, while each row counts only if it arrived within its own
-    series' late window (int_page_error_rates__windows_to_write compares and selects the partitions). -#}
+{#- Per page and minute, the share of page views with an error, from two series that each arrive
+    late: both counters in one relation (source_table tells which; the other's count is 0), so one
+    checksum covers a page's window whichever changed. Each row counts within its own source's
+    late window (source_column); a window is final when both have passed. A window whose counts
+    are all 0 has no rate (null), not a division by zero. -#}
 
 with
 
-windows_to_write as (
+page_errors as (
 
-    select * from {{ ref('int_page_error_rates__windows_to_write') }}
+    select * from {{ ref('stg_web__page_errors') }}
 
 ),
 
-error_rates as (
+page_views as (
 
-    -- A window with rows of one series only has 0 for the other; a window whose counts are all
-    -- 0 has no rate (null) rather than a division by zero.
-    select
-        window_start,
-        {{ late_data_add_seconds('window_start', var('window_size_seconds')) }} as window_end,
-        page,
-        error_count,
-        view_count,
-        100 * cast(error_count as double) / nullif(error_count + view_count, 0) as error_rate_percent,
-        counted_rows,
-        is_final,
-        final_at,
-        counts_digest,
-        computed_at,
-        invocation_id,
-        written_at,
-        partition_start,
-        series_bucket{{ late_data_write_columns() }}
-    from windows_to_write
+    select * from {{ ref('stg_web__page_views') }}
+
+),
+
+page_counts as (
+
+    {{ page_error_rates_union('page_errors', 'page_views', carried_columns=['quarantine_reason']) }}
 
 )
 
-select * from error_rates
+select * from page_counts

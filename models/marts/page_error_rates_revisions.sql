@@ -11,10 +11,9 @@ pages as (
 
 revisions as (
 
-    {{ late_data_window_revisions(
-        history=ref('page_error_rates_history'),
-        key_columns=['window_start', 'page'],
-        count_column='counted_rows',
+    {{ late_data.window_revisions(
+        ref('page_error_rates_history'),
+        late_data.pipeline_named('page_error_rates'),
         value_column='error_rate_percent',
     ) }}
 

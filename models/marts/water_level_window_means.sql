@@ -1,45 +1,42 @@
 {{
     config(
-        materialized='incremental',
-        incremental_strategy='insert_overwrite',
-        partition_by=['partition_start', 'series_bucket'],
-        on_schema_change='fail',
+        materialized='late_data',
         tags=['late_data', 'water_level'],
-        meta={'late_data_sources': ['water_level_readings'], 'late_data_role': 'windows'},
+        meta={'late_data': {
+            'series_key': 'location',
+            'measures': {
+                'reading_count': 'count',
+                'mean_value': {'mean': 'reading_value'},
+                'value_sum': {'sum': 'reading_value'},
+            },
+            'digest': 'readings_digest',
+            'versions_table': 'int_water_level__versions',
+            'too_late_table': 'water_level_too_late_readings',
+            'quarantine_view': 'water_level_quarantine',
+            'revisions_view': false,
+        }},
     )
 }}
 
-{#- A scheduled run starts from the reading versions that arrived since the previous run and
-    rewrites only the partitions (time partition and location bucket) where a window changed or
-    became final: int_water_level__windows_to_write compares and selects them. -#}
+{#- Mean and count of the water levels per location and minute, kept correct under late data by
+    the late_data materialization (package/): each run loads the reading versions that arrived
+    since the previous one and rewrites only the partitions where a window changed or became
+    final. Its versions, too-late listing and quarantine keep their names from before the
+    package (meta above); the revisions are water_level_window_revisions, with display names. -#}
 
 with
 
-windows_to_write as (
+readings as (
 
-    select * from {{ ref('int_water_level__windows_to_write') }}
-
-),
-
-window_means as (
-
-    select
-        window_start,
-        {{ late_data_add_seconds('window_start', var('window_size_seconds')) }} as window_end,
-        location,
-        reading_count,
-        cast(value_sum as double) / reading_count as mean_value,
-        is_final,
-        final_at,
-        value_sum,
-        readings_digest,
-        computed_at,
-        invocation_id,
-        written_at,
-        partition_start,
-        series_bucket{{ late_data_write_columns() }}
-    from windows_to_write
+    select * from {{ ref('stg_sensors__water_level_readings') }}
 
 )
 
-select * from window_means
+select
+    event_id,
+    location,
+    event_time,
+    reading_value,
+    ingested_at,
+    quarantine_reason
+from readings

@@ -14,10 +14,7 @@ locations as (
 
 versions_at as (
 
-    {{ late_data_as_of(
-        ref('water_level_window_means_history'),
-        late_data_timestamp_literal(late_data_parse_time(var('as_of'), 'as_of')) if var('as_of', none) else none,
-    ) }}
+    {{ late_data.as_of(ref('water_level_window_means_history'), var('as_of', none)) }}
 
 )
 

@@ -11,10 +11,9 @@ locations as (
 
 revisions as (
 
-    {{ late_data_window_revisions(
-        history=ref('water_level_window_means_history'),
-        key_columns=['window_start', 'location'],
-        count_column='reading_count',
+    {{ late_data.window_revisions(
+        ref('water_level_window_means_history'),
+        late_data.pipeline_named('water_level_window_means'),
         value_column='mean_value',
     ) }}
 

@@ -34,13 +34,11 @@ RESULT_TABLES = (
 )
 
 # The result tables and their history snapshots, from the versions loaded so far (a backfill loads
-# none: the next scheduled run loads and applies what arrived); too-late listings follow arrivals.
+# none: the next scheduled run loads and applies what arrived; the histories list no too-late rows).
 BACKFILL_RUN = [
     "build",
     "--select",
     "+tag:late_data",
-    "--exclude",
-    "tag:too_late_rows",
     "--resource-type",
     "model",
     "--resource-type",

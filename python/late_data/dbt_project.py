@@ -24,12 +24,12 @@ from late_data.environment import (
 log = logging.getLogger(__name__)
 
 # Vars that change per run and are only read at execution time, so a parsed manifest stays valid.
-RUN_VARS = frozenset({"run_time", "backfill", "as_of", "reconcile"})
+RUN_VARS = frozenset({"run_time", "backfill", "as_of", "reconcile", "late_data_explain"})
 # Environment settings that dbt reads while parsing (profiles.yml, dbt_project.yml).
 PARSE_SETTINGS = ("LATE_DATA_", "DELTA_JARS", "DBT_")
 # Where the macros keep what they know of the warehouse across invocations (macros/late_data/state).
 PROCESS_STATE = "late_data_process_state"
-# The temporary views late_data_stage caches a late-data write's rows in: <model>__staged_<12 hex>.
+# The temporary views late_data.stage caches a late-data write's rows in: <model>__staged_<12 hex>.
 STAGED_VIEW = re.compile(r"__staged_[0-9a-f]{12}$")
 
 
@@ -81,6 +81,7 @@ class DbtProject:
             if self.environment.profile_target == "thrift":
                 # dbt's thrift method runs no Spark in this process; raw data, oracles and audit
                 # reads use a `cluster`-target session on the same shared catalog instead.
+                self.install_packages()
                 self._invoke_raw(
                     ["run-operation", "late_data_create_raw_schema", "--target", "cluster", *self._vars_args()],
                     manifest=None,
@@ -171,8 +172,14 @@ class DbtProject:
             self._manifest_key = self._parse_key()
             self._manifest = self._manifests.get(self._manifest_key)
         if self._manifest is None:
+            self.install_packages()
             parse_args = ["parse", "--vars", json.dumps(self.project_vars)] if self.project_vars else ["parse"]
-            self._manifest = self._invoke_raw(parse_args, manifest=None).result
+            try:
+                self._manifest = self._invoke_raw(parse_args, manifest=None).result
+            except DbtInvocationError:
+                # dbt's partial parsing can lose a snapshot declared in yml after a macro changed
+                # (dbt-labs/dbt-core#10903): a full parse of the same project succeeds.
+                self._manifest = self._invoke_raw([*parse_args, "--no-partial-parse"], manifest=None).result
             self._manifests[self._manifest_key] = self._manifest
         for node in self._manifest.nodes.values():
             if hasattr(node, "extra_ctes_injected") and node.resource_type != "seed":  # a seed compiles nothing
@@ -183,6 +190,17 @@ class DbtProject:
                 # Private, no public way: dbt reuses it for an ephemeral model that gains no CTEs this time.
                 node._pre_injected_sql = None
         return self._manifest
+
+    def install_packages(self) -> None:
+        """`dbt deps` when the project's packages (packages.yml: the late_data package) are not
+        installed, or packages.yml changed since they were."""
+        wanted = self.environment.project_dir / "packages.yml"
+        lock = self.environment.project_dir / "package-lock.yml"
+        installed = self.environment.project_dir / "dbt_packages"
+        if wanted.is_file() and (
+            not installed.is_dir() or not lock.is_file() or lock.stat().st_mtime < wanted.stat().st_mtime
+        ):
+            self._invoke_raw(["deps"], manifest=None)
 
     def invoke(self, args: list[str], run_vars: dict[str, Any] | None = None) -> Invocation:
         """Run `dbt <args>` with the project's vars plus run_vars; raise on failure."""
@@ -237,7 +255,7 @@ class DbtProject:
 
     def _drop_staged_views(self) -> None:
         """A failed write leaves its staged rows cached in this process's Spark session
-        (late_data_stage): free them. Through a Thrift Server each node had a session of its own,
+        (late_data.stage): free them. Through a Thrift Server each node had a session of its own,
         which is gone with its temporary views."""
         from pyspark import SparkContext
 

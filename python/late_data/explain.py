@@ -1,17 +1,21 @@
-"""The SQL a late-data run executes, compiled now: `late-data explain`.
+"""The SQL a late-data run executes, worked out now: `late-data explain`.
 
-dbt compiles each selected node as it would run at the given run time, against what the warehouse
-holds (the audit's last runs, the stored state), in one of three modes: a scheduled run, a rebuild
-(first build or --full-refresh) or a reconciliation. No hook runs and nothing is written. Ephemeral
-models are left out: they run inside the models that select from them, where they show as CTEs.
+dbt runs each selected late-data pipeline and history as it would at the given run time, against
+what the warehouse holds (the audit's last runs, the stored state), in one of three modes: a
+scheduled run, a rebuild (first build or --full-refresh) or a reconciliation, with the var
+`late_data_explain`: each node logs the statement of every table it would write (its versions,
+its result; a history and its too-late listing) instead of running it, and nothing is written or
+audited. Reads the plan needs (the audit, columns, the earliest arrival) still run.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from late_data.dbt_project import DbtProject
 from late_data.timeutil import format_timestamp
@@ -19,49 +23,78 @@ from late_data.timeutil import format_timestamp
 MODES = ("scheduled", "rebuild", "reconcile")
 DEFAULT_SELECTION = "tag:late_data"
 NODE_HEADER = "-- node: "
+EXPLAINED = "late-data explain "
 _INVOCATION_ID = re.compile(r"'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'")
 
 _WHAT_RUNS = {
-    "incremental": "staged (cached), then written by insert_overwrite into the partitions it holds",
-    "snapshot": "staged against the history's open versions, then merged (macros/late_data/history)",
-    "table": "written as a whole table",
-    "view": "created as a view",
+    "versions": "the versions that arrived since the previous run, appended (a rebuild: every version, a new table)",
+    "windows": "staged (cached), then written by replacing the (time partition, series bucket) pairs it holds",
+    "history": "staged against the history's open versions, then merged (a new history: created from it)",
+    "too_late": "merged by version_id (a new listing: created from it)",
 }
 
 
 @dataclass(frozen=True)
 class CompiledNode:
+    """One table a late-data node writes: `name` the table, `resource_type` the step (versions,
+    windows, history, too_late), `materialized` the node that writes it."""
+
     name: str
     resource_type: str
     materialized: str
     sql: str
 
     def render(self) -> str:
-        what = _WHAT_RUNS.get(self.materialized, self.materialized)
-        return f"{NODE_HEADER}{self.name}\n-- {self.resource_type}, {self.materialized}: {what}\n{self.sql.strip()}\n"
+        what = _WHAT_RUNS.get(self.resource_type, self.resource_type)
+        return f"{NODE_HEADER}{self.name}\n-- {self.resource_type} of {self.materialized}: {what}\n{self.sql.strip()}\n"
+
+
+class ExplainedSteps:
+    """A dbt callback collecting the steps the late-data nodes log in explain mode."""
+
+    def __init__(self) -> None:
+        self.steps: list[dict[str, Any]] = []
+
+    def __call__(self, event: Any) -> None:
+        if event.info.name == "JinjaLogInfo" and event.data.msg.startswith(EXPLAINED):
+            self.steps.append(json.loads(event.data.msg[len(EXPLAINED) :]))
 
 
 def compile_run(project: DbtProject, run_time: datetime, mode: str, select: str | None = None) -> list[CompiledNode]:
-    """The selected late-data nodes compiled as a `mode` run at `run_time` would run them, in the
-    order dbt runs them."""
+    """The statements of the selected late-data nodes as a `mode` run at `run_time` would run them,
+    in the order dbt runs them."""
     if mode not in MODES:
         raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
-    args = ["compile", "--threads", "1", "--select", select or DEFAULT_SELECTION]
+    args = [
+        "build",
+        "--threads",
+        "1",
+        "--select",
+        select or DEFAULT_SELECTION,
+        "--resource-type",
+        "model",
+        "--resource-type",
+        "snapshot",
+    ]
     if mode == "rebuild":
         args.append("--full-refresh")
-    run_vars: dict[str, object] = {"run_time": format_timestamp(run_time)}
+    run_vars: dict[str, object] = {"run_time": format_timestamp(run_time), "late_data_explain": True}
     if mode == "reconcile":
         run_vars["reconcile"] = True
-    invocation = project.invoke(args, run_vars)
+    explained = ExplainedSteps()
+    project.callbacks.append(explained)
+    try:
+        project.invoke(args, run_vars)
+    finally:
+        project.callbacks.remove(explained)
     compiled = [
         CompiledNode(
-            name=result.node.name,
-            resource_type=str(result.node.resource_type),
-            materialized=result.node.config.materialized,
-            sql=_INVOCATION_ID.sub("'<invocation_id>'", result.node.compiled_code or ""),
+            name=step["relation"].split(".")[-1],
+            resource_type=step["step"],
+            materialized=step["node"],
+            sql=_INVOCATION_ID.sub("'<invocation_id>'", step["sql"]),
         )
-        for result in invocation.result.results
-        if result.node.config.materialized != "ephemeral"
+        for step in explained.steps
     ]
     if not compiled:
         raise ValueError(f"--select {select or DEFAULT_SELECTION!r} selects no late-data model or snapshot")
@@ -70,8 +103,8 @@ def compile_run(project: DbtProject, run_time: datetime, mode: str, select: str 
 
 def render_run(nodes: list[CompiledNode], mode: str, run_time: datetime) -> str:
     header = (
-        f"-- The SQL of a {mode} run at {format_timestamp(run_time)}, as `late-data explain` compiles it.\n"
-        "-- Each node's select; its materialization stages and writes it as the line under its name says.\n"
+        f"-- The SQL of a {mode} run at {format_timestamp(run_time)}, as `late-data explain` works it out.\n"
+        "-- Each table's select; its node stages and writes it as the line under its name says.\n"
     )
     return header + "\n" + "\n\n".join(node.render() for node in nodes)
 

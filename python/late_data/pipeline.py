@@ -135,9 +135,9 @@ def scenario_feed(
 
 
 def maintain_tables(project: DbtProject) -> None:
-    """Expire old table snapshots and compact (macro late_data_maintain_tables)."""
+    """Expire old table snapshots and compact (macro late_data.maintain_tables)."""
     started = time.perf_counter()
-    project.invoke(["run-operation", "late_data_maintain_tables"])
+    project.invoke(["run-operation", "late_data.maintain_tables"])
     log.info("maintained the late-data tables in %.2f s", time.perf_counter() - started)
 
 

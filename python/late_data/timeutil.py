@@ -2,7 +2,7 @@
 Unix epoch, written as 'YYYY-MM-DD HH:MM:SS' for dbt vars and SQL literals.
 
 One module so that the Python side floors, parses and formats exactly as the dbt macros do
-(`late_data_parse_time`, the partition and window arithmetic over `unix_seconds`): an oracle or a
+(`late_data.parse_time`, the partition and window arithmetic over `unix_seconds`): an oracle or a
 scheduler that rounded differently would disagree with the models it checks.
 """
 
@@ -42,7 +42,7 @@ def epoch_seconds(moment: datetime) -> int:
 
 def parse_timestamp(text: str) -> datetime:
     """A naive UTC datetime from ISO 8601 text ('2026-01-01 00:00:00', '...T00:00:00Z',
-    '...+02:00'). An offset is converted to UTC, not dropped, as the macro late_data_parse_time
+    '...+02:00'). An offset is converted to UTC, not dropped, as the macro late_data.parse_time
     does for dbt vars: the same text means the same instant on both sides. Raises ValueError."""
     parsed = datetime.fromisoformat(text.strip())
     if parsed.tzinfo is not None:

@@ -137,7 +137,7 @@ class Pipeline:
         return rows[0].asDict() if rows else None
 
     def bucket_of(self, series_key: str) -> int:
-        """The series bucket of a location or page (the models' late_data_series_bucket)."""
+        """The series bucket of a location or page (late_data.series_bucket)."""
         buckets = int(self.project.setting("series_buckets"))
         return int(self.spark.sql(f"select pmod(xxhash64('{series_key}'), {buckets})").first()[0])
 

@@ -131,9 +131,7 @@ def test_malformed_versions_are_quarantined_on_every_path(pipeline: Pipeline) ->
     # dbt test warns, naming the reasons.
     log_file = pipeline.project.environment.dbt_log_dir / "dbt.log"
     offset = log_file.stat().st_size
-    invocation = pipeline.project.invoke(
-        ["test", "--select", "water_level_quarantine,test_name:late_data_quarantine_is_empty"]
-    )
+    invocation = pipeline.project.invoke(["test", "--select", "water_level_window_means,test_name:quarantine_is_empty"])
     assert [str(result.status) for result in invocation.result.results if result.node.resource_type == "test"] == [
         "warn"
     ]
@@ -405,7 +403,9 @@ def test_two_versions_with_one_stamp_count_by_the_tie_breaker_and_a_test_lists_t
         compare_window_means(pipeline.spark, pipeline.raw_table, pipeline.means_table, at(3), TEST_SETTINGS).mismatched
         == 0
     )
-    invocation = pipeline.project.invoke(["test", "--select", "int_water_level__versions"], {"run_time": str(at(3))})
+    invocation = pipeline.project.invoke(
+        ["test", "--select", "water_level_window_means,test_name:ambiguous_versions"], {"run_time": str(at(3))}
+    )
     results = {result.node.name: result for result in invocation.result.results}
     (ambiguous_test,) = [result for name, result in results.items() if name.startswith("late_data_ambiguous_versions")]
     assert str(ambiguous_test.status) == "warn" and ambiguous_test.failures == 1

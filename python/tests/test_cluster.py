@@ -824,7 +824,7 @@ def test_scheduled_runs_through_thrift_one_writer_at_a_time_while_another_proces
     assert checked["exit"] == 0 and " 0 mismatched" in checked["stdout"], checked
     assert int(checked["stdout"].split("check: ")[1].split()[0]) > 50
     # Table maintenance last: it expires snapshots whose files the oracle may still have been reading.
-    maintain = finish(dbt_process(env, "run-operation", "late_data_maintain_tables"))
+    maintain = finish(dbt_process(env, "run-operation", "late_data.maintain_tables"))
     clock.lap("table maintenance")
     assert maintain.returncode == 0, maintain.stdout[-3000:]
 

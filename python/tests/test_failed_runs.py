@@ -107,7 +107,10 @@ def test_a_failed_write_is_retried_and_then_everything_checks_out(
         assert fed[0]["rows"] > 0
 
         status = read_status(project)
+        # The failed node's tables (its versions and its result), and the history and listing it skipped.
         assert [(run["run_time"], run["model"], run["outcome"]) for run in status.failed] == [
+            (failed_at, "int_water_level__versions", "error"),
+            (failed_at, "water_level_too_late_readings", "skipped"),
             (failed_at, "water_level_window_means", "error"),
             (failed_at, "water_level_window_means_history", "skipped"),
         ]

@@ -151,7 +151,7 @@ def test_backfill_including_too_late_rows_refuses_windows_still_open(pipeline: P
 def test_a_history_of_an_earlier_layout_is_refused_until_migrated(pipeline: Pipeline) -> None:
     """Histories are partitioned by time partition, series bucket and is_current_version; one an
     earlier version built without the bucket is refused by name until
-    `dbt run-operation late_data_migrate_history` brings it over, every version kept."""
+    `dbt run-operation late_data.migrate_history` brings it over, every version kept."""
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("a", "harbour", at(0.2), 1.0, at(0.3))])
     pipeline.run(at(1))
     history = f"{pipeline.project.target_schema()}.water_level_window_means_history"
@@ -167,10 +167,10 @@ def test_a_history_of_an_earlier_layout_is_refused_until_migrated(pipeline: Pipe
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("b", "harbour", at(0.5), 3.0, at(1.5))])
     with pytest.raises(
         DbtInvocationError,
-        match=r"is partitioned by \(partition_start, is_current_version\).*late_data_migrate_history",
+        match=r"is partitioned by \(partition_start, is_current_version\).*late_data.migrate_history",
     ):
         pipeline.run(at(2))
-    pipeline.project.invoke(["run-operation", "late_data_migrate_history"])
+    pipeline.project.invoke(["run-operation", "late_data.migrate_history"])
     assert sorted(pipeline.spark.table(history).collect()) == versions
     pipeline.run(at(2))
     assert [(h["version_number"], h["revision_reason"]) for h in revisions(pipeline, "harbour")] == [

@@ -83,7 +83,7 @@ def maintained(project: Any) -> Maintained:
     audit_files_before, before = data_files(spark, audit, fmt), state()
     audit_version = spark.sql(f"describe history {audit}").first()["version"] if fmt == "delta" else 0
 
-    project.invoke(["run-operation", "late_data_maintain_tables", "--args", "{keep_hours: 0, keep_snapshots: 1}"])
+    project.invoke(["run-operation", "late_data.maintain_tables", "--args", "{keep_hours: 0, keep_snapshots: 1}"])
 
     return Maintained(
         pipeline=pipeline,

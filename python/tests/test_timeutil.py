@@ -40,7 +40,7 @@ def test_epoch_seconds_reads_naive_times_as_utc() -> None:
         ("2026-01-01 02:00:00", datetime(2026, 1, 1, 2)),
         ("2026-01-01T02:00:00", datetime(2026, 1, 1, 2)),
         ("2026-01-01 02:00:00Z", datetime(2026, 1, 1, 2)),
-        # An offset is converted to UTC, as late_data_parse_time does for dbt vars, not dropped.
+        # An offset is converted to UTC, as late_data.parse_time does for dbt vars, not dropped.
         ("2026-01-01 02:00:00+02:00", datetime(2026, 1, 1, 0)),
         ("2026-01-01T00:30:00-01:00", datetime(2026, 1, 1, 1, 30)),
         ("2026-01-01 01:00:00+02:00", datetime(2025, 12, 31, 23)),

@@ -1,7 +1,7 @@
 {#- A row counts toward its window if it arrives by window end + late window, so the smallest late
     window that captures a share s of the rows is the smallest observed seconds_after_window_end
     whose cumulative share reaches s, rounded up to whole seconds. -#}
-{%- set target_share = late_data_target_share() %}
+{%- set target_share = late_data.target_share() %}
 
 with
 

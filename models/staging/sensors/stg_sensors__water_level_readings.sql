@@ -10,7 +10,7 @@ checked as (
 
     select
         *,
-        {{ late_data_quarantine_reason(
+        {{ raw_quarantine_reason(
             required_columns=['event_id', 'location', 'event_time', 'value', 'ingested_at'],
             exact_sum_column='value',
         ) }} as quarantine_reason

@@ -10,7 +10,7 @@ checked as (
 
     select
         *,
-        {{ late_data_quarantine_reason(
+        {{ raw_quarantine_reason(
             required_columns=['event_id', 'page', 'event_time', 'value', 'ingested_at'],
             count_column='value',
         ) }} as quarantine_reason

@@ -1,0 +1,387 @@
+{% macro run_audit_relation() %}
+    {{- return(api.Relation.create(schema=target.schema, identifier='late_data_run_audit', type='table')) -}}
+{% endmacro %}
+
+
+{% macro run_audit_columns() %}
+    {#- The audit's columns, in order. A column added here is added to an existing audit table by
+        late_data.prepare_run_audit, so an upgrade keeps the audit's past rows. -#}
+    {{- return([
+        ('invocation_id', 'string'),
+        ('model', 'string'),
+        ('model_role', 'string'),
+        ('run_kind', 'string'),
+        ('run_time', 'timestamp'),
+        ('late_window_seconds', 'bigint'),
+        ('series_buckets', 'int'),
+        ('checked_from', 'timestamp'),
+        ('windows_checked', 'bigint'),
+        ('windows_changed', 'bigint'),
+        ('windows_repaired', 'bigint'),
+        ('partitions_rewritten', 'array<struct<partition_start: timestamp, series_bucket: int>>'),
+        ('vanished_windows', 'array<string>'),
+        ('rows_written', 'bigint'),
+        ('seconds', 'double'),
+        ('outcome', 'string'),
+        ('recorded_at', 'timestamp'),
+        ('rows_quarantined', 'bigint'),
+        ('recovered_from', 'timestamp'),
+        ('pipeline', 'string'),
+    ]) -}}
+{% endmacro %}
+
+
+{% macro prepare_run_audit() %}
+    {#- For on-run-start: the audit table every late-data model run appends to, created when missing
+        and given the columns it lacks (an upgrade keeps the audit's past rows), checked once per
+        process (late_data.process_state). -#}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- if late_data.explain() -%}{{ return('') }}{%- endif -%}
+    {%- set state = late_data.process_state() -%}
+    {%- if state.get('audit_ready') -%}{{ return('') }}{%- endif -%}
+    {%- set audit = late_data.run_audit_relation() -%}
+    {%- set columns = late_data.run_audit_columns() -%}
+    {#- The target schema may not exist yet: a first command may be dbt test (unit tests) or docs generate. -#}
+    {%- if not late_data.relation_exists(audit) -%}
+        {%- do adapter.create_schema(audit) -%}
+        {%- call statement('create_run_audit') -%}
+            create table if not exists {{ audit }} (
+            {%- for name, type in columns %}
+                {{ name }} {{ type }}{{ ',' if not loop.last }}
+            {%- endfor %}
+            )
+            using {{ late_data.audit_format() }}
+        {%- endcall -%}
+        {%- do late_data.forget_relation(audit) -%}
+    {%- else -%}
+        {%- set present = late_data.known_columns(audit) | map(attribute=0) | list -%}
+        {%- set missing = [] -%}
+        {%- for name, type in columns if name not in present -%}
+            {%- do missing.append(name ~ ' ' ~ type) -%}
+        {%- endfor -%}
+        {%- if missing -%}
+            {%- do adapter.execute('alter table ' ~ audit ~ ' add columns (' ~ missing | join(', ') ~ ')') -%}
+            {%- do late_data.forget_relation(audit) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- do state.update({'audit_ready': true}) -%}
+    {{- return('') -}}
+{% endmacro %}
+
+
+{% macro check_run_time_moves_forward(nodes) %}
+    {#- Time only moves forward: a scheduled, reconcile or full-refresh run at a run time before the
+        last successful such run of one of `nodes` would record history versions that end before
+        they begin, so it is refused before anything is written. The same run time again is an
+        idempotent rerun (it writes nothing new). Backfills recompute the past by design. -#}
+    {%- if late_data.backfill() -%}{{ return(none) }}{%- endif -%}
+    {%- set run_time = late_data.run_time_value() -%}
+    {%- for node in nodes -%}
+        {%- for relation, role, pipeline in late_data.node_tables(node) -%}
+        {%- set last_run_time = late_data.last_runs().get(relation.identifier, {}).get('run_time') -%}
+        {%- if last_run_time is not none and run_time < last_run_time -%}
+            {%- do exceptions.raise_compiler_error(
+                "var run_time='" ~ run_time ~ "' is before the last run of " ~ relation.identifier ~ " at '" ~ last_run_time
+                ~ "': runs only move forward in time. Pass a later run_time (a scheduler resumes after its last"
+                ~ " audited run), recompute the past with a backfill (late-data backfill), or drop the late-data"
+                ~ " tables to start over."
+            ) -%}
+        {%- endif -%}
+        {%- endfor -%}
+    {%- endfor -%}
+{% endmacro %}
+
+
+{% macro last_runs() %}
+    {#- Per model, from the audit as it stood when this invocation began (it is appended on-run-end):
+        {model: {'run_time': the last successful scheduled, reconcile or full-refresh run (what the
+        model's stored state reflects; backfills only touch old partitions, held runs write
+        nothing), 'any_run_time': the last successful run of any kind, 'series_buckets': the
+        bucket count of its last run, 'written_until': for a result table selected in this
+        invocation, the latest run time a run wrote into it (its rows' written_at)}}. Read once
+        per invocation, with the result tables' written_at in the same query on Iceberg (file
+        statistics answer it); none before the audit exists (commands that run no hooks, such as
+        docs generate, on a new warehouse). A warm process whose previous invocation recorded its
+        runs knows them without a query (late_data.remember_runs), once it has read the written_at
+        of every result table selected now. -#}
+    {%- if not execute -%}{{ return({}) }}{%- endif -%}
+    {%- set state = late_data.invocation_state() -%}
+    {%- if 'last_runs' not in state and not late_data.relation_exists(late_data.run_audit_relation()) -%}
+        {%- do state.update({'last_runs': {}}) -%}
+    {%- endif -%}
+    {%- set remembered = late_data.process_state().get('last_runs') -%}
+    {%- if 'last_runs' not in state and remembered is not none
+        and late_data.written_results() | map(attribute='identifier') | reject('in', remembered.checked) | list | length == 0 -%}
+        {%- do state.update({'last_runs': late_data.copy_runs(remembered.runs)}) -%}
+    {%- endif -%}
+    {%- if 'last_runs' not in state -%}
+        {%- set results = late_data.written_results() -%}
+        {%- do state.update({'written_checked': results | map(attribute='identifier') | list}) -%}
+        {%- set on_iceberg = late_data.audit_format() == 'iceberg' -%}
+        {%- set query -%}
+            select
+                model,
+                max(if(run_kind not in ('backfill', 'held'), run_time, null)) as run_time,
+                max(run_time) as any_run_time,
+                max_by(series_buckets, run_time) as series_buckets,
+                cast(null as timestamp) as written_until
+            from {{ late_data.run_audit_relation() }}
+            where outcome = 'success'
+            group by model
+            {%- for select in (late_data.written_until(results) if on_iceberg else []) %}
+            union all
+            {{ select }}
+            {%- endfor %}
+        {%- endset -%}
+        {%- set last_runs = {} -%}
+        {%- do late_data.read_last_runs(run_query(query), last_runs) -%}
+        {%- if results and not on_iceberg -%}
+            {%- do late_data.read_last_runs(run_query(late_data.written_until(results, last_runs) | join('\nunion all\n')), last_runs) -%}
+        {%- endif -%}
+        {%- do state.update({'last_runs': last_runs}) -%}
+    {%- endif -%}
+    {{- return(state['last_runs']) -}}
+{% endmacro %}
+
+
+{% macro copy_runs(runs) %}
+    {%- set copied = {} -%}
+    {%- for model, entry in runs.items() -%}
+        {%- do copied.update({model: dict(entry)}) -%}
+    {%- endfor -%}
+    {{- return(copied) -}}
+{% endmacro %}
+
+
+{% macro remember_runs(results) %}
+    {#- For on-run-end, once the audit rows are in: what this invocation's successful runs add to
+        the audit's last runs, kept for the next invocation of this process (late_data.last_runs).
+        After any failure nothing is kept: the next invocation reads the audit. -#}
+    {%- set process = late_data.process_state() -%}
+    {%- set failed = results | rejectattr('status', 'in', ['success', 'pass', 'warn']) | list -%}
+    {%- if failed or not execute -%}
+        {%- do process.pop('last_runs', none) -%}
+        {{- return('') -}}
+    {%- endif -%}
+    {%- set invocation = late_data.invocation_state() -%}
+    {%- set runs = late_data.copy_runs(invocation.get('last_runs', {})) -%}
+    {%- set run_time = late_data.run_time_value() -%}
+    {%- for result in results if late_data.is_pipeline(result.node) or late_data.is_history(result.node) -%}
+        {%- for relation, role, pipeline in late_data.node_tables(result.node) -%}
+            {%- set written = late_data.written(relation) or {} -%}
+            {%- set kind = 'held' if written.get('mode') == 'held' else late_data.run_kind() -%}
+            {%- set entry = runs.setdefault(relation.identifier, {}) -%}
+            {%- do entry.update({'any_run_time': run_time, 'series_buckets': pipeline.series_buckets}) -%}
+            {%- if kind not in ('backfill', 'held') -%}{%- do entry.update({'run_time': run_time}) -%}{%- endif -%}
+            {%- if role == 'windows' -%}{%- do entry.update({'written_until': run_time}) -%}{%- endif -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- set checked = (process.get('last_runs') or {}).get('checked', []) + invocation.get('written_checked', []) -%}
+    {%- for result in results if late_data.is_pipeline(result.node) -%}
+        {%- do checked.append(result.node.alias) -%}
+    {%- endfor -%}
+    {%- do process.update({'last_runs': {'runs': runs, 'checked': checked | unique | list}}) -%}
+{% endmacro %}
+
+
+{% macro read_last_runs(table, last_runs) %}
+    {%- for row in table.rows -%}
+        {%- set entry = last_runs.setdefault(row[0], {}) -%}
+        {%- if row[4] is none -%}
+            {%- do entry.update({'run_time': row[1], 'any_run_time': row[2], 'series_buckets': row[3]}) -%}
+        {%- else -%}
+            {%- do entry.update({'written_until': row[4]}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+{% endmacro %}
+
+
+{% macro written_until(results, last_runs=none) %}
+    {#- A select of (model, null, null, null, max(written_at)) per result table. With the audit's
+        `last_runs`, only over the partitions a run after the model's last audited one can have
+        written (from that run's horizon on), so a format whose statistics cannot answer the
+        maximum (Delta keeps timestamps to the millisecond) reads only those. -#}
+    {%- set selects = [] -%}
+    {%- for result in results -%}
+        {%- set last = (last_runs or {}).get(result.identifier, {}).get('any_run_time') -%}
+        {%- set select -%}
+            select {{ late_data.sql_string(result.identifier) }}, null, null, null, max(written_at) from {{ result }}
+            {%- if last is not none %}
+            {%- set pipeline = late_data.pipeline(late_data.result_node(result)) %}
+            where partition_start >= {{ late_data.timestamp_literal(late_data.floor_to(last - late_data.seconds(
+                late_data.write_delay_seconds() + pipeline.window_size + pipeline.late_window), pipeline.partition_size)) }}
+            {%- endif %}
+        {%- endset -%}
+        {%- do selects.append(select) -%}
+    {%- endfor -%}
+    {{- return(selects) -}}
+{% endmacro %}
+
+
+{% macro written_results() %}
+    {#- The result tables this invocation builds that exist and carry written_at (a table built by an
+        earlier version lacks it; its pipeline refuses to write until rebuilt). -#}
+    {%- set tables = [] -%}
+    {%- for node in late_data.filter_nodes('pipeline', true) if not flags.FULL_REFRESH -%}
+        {%- set relation = api.Relation.create(schema=node.schema, identifier=node.alias, type='table') -%}
+        {%- if late_data.relation_exists(relation) and 'written_at' in late_data.known_columns(relation) | map(attribute=0) -%}
+            {%- do tables.append(relation) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{- return(tables) -}}
+{% endmacro %}
+
+
+{% macro interrupted_run() %}
+    {#- The latest run time written into a result table that no successful run of it recorded in
+        the audit: a run killed after it wrote (or, on a shared catalog, one still running), which
+        the next run must recover; none otherwise. From late_data.last_runs, no query of its own. -#}
+    {%- if not execute or flags.WHICH not in ('run', 'build', 'snapshot') or late_data.backfill() -%}{{ return(none) }}{%- endif -%}
+    {%- set state = late_data.invocation_state() -%}
+    {%- if 'interrupted_run' not in state -%}
+        {%- set interrupted = [] -%}
+        {%- for model, last in late_data.last_runs().items()
+            if last.get('written_until') is not none
+            and (last.get('any_run_time') is none or last.written_until > last.any_run_time) -%}
+            {%- do interrupted.append(last.written_until) -%}
+        {%- endfor -%}
+        {%- set interrupted = interrupted | max if interrupted else none -%}
+        {%- if interrupted is not none -%}
+            {%- do log('late-data: a run at ' ~ interrupted ~ ' wrote results but was interrupted before it recorded'
+                ~ ' its outcome; this run reconciles (recomputes its checked windows from the versions and repairs them)', info=true) -%}
+        {%- endif -%}
+        {%- do state.update({'interrupted_run': interrupted}) -%}
+    {%- endif -%}
+    {{- return(state['interrupted_run']) -}}
+{% endmacro %}
+
+
+{% macro last_run(target) %}
+    {#- late_data.last_runs' entry for `target`, empty when it never ran. -#}
+    {{- return(late_data.last_runs().get(target.identifier, {})) -}}
+{% endmacro %}
+
+
+{% macro last_run_time(target) %}
+    {#- The run time of the last successful scheduled, reconcile or full-refresh run of `target`, or none. -#}
+    {{- return(late_data.last_run(target).get('run_time')) -}}
+{% endmacro %}
+
+
+{% macro run_kind() %}
+    {{- return('backfill' if late_data.backfill() else ('full_refresh' if flags.FULL_REFRESH else ('reconcile' if late_data.reconcile() else 'scheduled'))) -}}
+{% endmacro %}
+
+
+{% macro record_runs(results) %}
+    {#- For on-run-end: one audit row per table of each late-data pipeline and history that ran,
+        from what each was given in this invocation (late_data.record_write), in one insert, so one
+        table commit per invocation. Only commands that build (run, build, snapshot) are recorded.
+        What this process knows of the warehouse's relations stays only when every node that ran
+        was a late-data write, which creates and drops none. -#}
+    {%- if not execute or flags.WHICH not in ('run', 'build', 'snapshot') or late_data.explain() -%}{{ return('') }}{%- endif -%}
+    {%- set audit_rows = [] -%}
+    {%- set relations_changed = [] -%}
+    {%- for result in results -%}
+        {%- set node = result.node -%}
+        {%- set late = late_data.is_pipeline(node) or late_data.is_history(node) -%}
+        {%- set tables = late_data.node_tables(node) if late else [] -%}
+        {%- set lean = [] -%}
+        {%- for relation, role, pipeline in tables if late_data.written_lean(relation) -%}
+            {%- do lean.append(relation) -%}
+        {%- endfor -%}
+        {%- if node.resource_type in ('model', 'snapshot', 'seed') and not (late and lean | length == tables | length) -%}
+            {%- do relations_changed.append(node.unique_id) -%}
+        {%- endif -%}
+        {%- for relation, role, pipeline in tables -%}
+            {%- do audit_rows.append(late_data.audit_row(relation, role, pipeline, result)) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {%- if relations_changed -%}
+        {%- do late_data.process_state().pop('relations', none) -%}
+    {%- endif -%}
+    {%- set schemas = late_data.process_state().get('schemas') -%}
+    {%- for result in results if schemas is not none and (result.node.schema,) not in schemas -%}
+        {%- do schemas.append((result.node.schema,)) -%}
+    {%- endfor -%}
+    {%- if audit_rows -%}
+        {%- call statement('record_runs', fetch_result=false) -%}
+            insert into {{ late_data.run_audit_relation() }}
+            {{ audit_rows | join('\nunion all\n') }}
+        {%- endcall -%}
+    {%- endif -%}
+    {%- do late_data.remember_runs(results) -%}
+{% endmacro %}
+
+
+{% macro audit_row(relation, role, pipeline, result) %}
+    {#- A select of one audit row for a table of a late-data node (`relation`, its `role`, its
+        `pipeline`), from the node's run `result` and what the table was given in this invocation
+        (late_data.record_write). -#}
+    {%- set written = late_data.written(relation) or {} -%}
+    {%- set succeeded = result.status == 'success' -%}
+    {%- set partitions = [] -%}
+    {%- for partition in written.get('partitions', []) -%}
+        {%- do partitions.append('named_struct(\'partition_start\', ' ~ late_data.timestamp_literal(partition[0]) ~ ', \'series_bucket\', ' ~ partition[1] ~ ')') -%}
+    {%- endfor -%}
+    {%- set vanished = [] -%}
+    {%- for key in written.get('vanished', []) -%}
+        {%- do vanished.append(late_data.sql_string(key)) -%}
+    {%- endfor -%}
+    {%- set quarantined = written.get('rows_quarantined') -%}
+    {%- set recovered_from = late_data.interrupted_run() -%}
+    {%- set row -%}
+        select
+            '{{ invocation_id }}',
+            {{ late_data.sql_string(relation.identifier) }},
+            {{ late_data.sql_string(role) }},
+            {{ late_data.sql_string('held' if written.get('mode') == 'held' else late_data.run_kind()) }},
+            {{ late_data.run_time() }},
+            {{ pipeline.late_window }},
+            {{ pipeline.series_buckets }},
+            {{ late_data.timestamp_literal(written.checked_from) if written.get('checked_from') else 'null' }},
+            {{ written.get('windows_checked', 'null') if succeeded else 'null' }},
+            {{ written.get('windows_changed', 'null') if succeeded else 'null' }},
+            {{ written.get('windows_repaired', 'null') if succeeded else 'null' }},
+            {{ ('array(' ~ partitions | join(', ') ~ ')') if succeeded and partitions else ('cast(array() as array<struct<partition_start: timestamp, series_bucket: int>>)' if succeeded else 'null') }},
+            {{ ('array(' ~ vanished | join(', ') ~ ')') if succeeded and vanished else ('cast(array() as array<string>)' if succeeded else 'null') }},
+            {{ written.get('rows_written', 'null') if succeeded else 'null' }},
+            {{ result.execution_time }},
+            {{ late_data.sql_string(late_data.outcome(result)) }},
+            current_timestamp(),
+            {{ quarantined if succeeded and quarantined is not none else 'null' }},
+            {{ late_data.timestamp_literal(recovered_from) if recovered_from is not none else 'null' }},
+            {{ late_data.sql_string(pipeline.name) }}
+    {%- endset -%}
+    {{- return(row) -}}
+{% endmacro %}
+
+
+{% macro outcome(result) %}
+    {#- A node's outcome for the audit: dbt's status, except that a model skipped because an
+        ephemeral model it refs failed (dbt gives only such a skip a message) failed itself: its
+        comparison step could not be worked out. -#}
+    {{- return('error' if result.status == 'skipped' and result.message else result.status | string) -}}
+{% endmacro %}
+
+
+{% macro written_lean(relation) %}
+    {#- Whether `relation` was written in this invocation by a late-data write that creates and
+        drops no relation (its facts say `lean`). -#}
+    {{- return((late_data.written(relation) or {}).get('lean', false)) -}}
+{% endmacro %}
+
+
+{% macro result_node(relation) %}
+    {#- The late-data pipeline node whose result is stored in `relation`, or none. -#}
+    {%- for node in late_data.filter_nodes('pipeline') if node.alias == relation.identifier and node.schema == relation.schema -%}
+        {{- return(node) -}}
+    {%- endfor -%}
+    {{- return(none) -}}
+{% endmacro %}
+
+
+{% macro audit_format() %}
+    {#- The table format of the run audit: that of the project's late-data pipelines (the first). -#}
+    {{- return(late_data.pipeline_format(late_data.filter_nodes('pipeline') | first)) -}}
+{% endmacro %}

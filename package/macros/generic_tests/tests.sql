@@ -1,0 +1,97 @@
+{% test quarantine_is_empty(model) %}
+    {#- One result per source table and reason in the quarantine of the late-data pipeline tested
+        (`model`, its result): configure it to warn, and the warning's log line names them. -#}
+    {%- set quarantine = late_data.companion_of(model, 'quarantine') %}
+    {%- if execute and flags.WHICH in ('test', 'build') %}
+        {%- set summary = run_query(
+            'select source_table, quarantine_reason, count(*) from ' ~ quarantine
+            ~ ' group by source_table, quarantine_reason order by source_table, quarantine_reason'
+        ) %}
+        {%- set reasons = [] %}
+        {%- for row in summary.rows %}
+            {%- do reasons.append(row[0] ~ ': ' ~ row[2] ~ ' ' ~ row[1]) %}
+        {%- endfor %}
+        {%- if reasons %}
+            {%- do log('late-data quarantine: ' ~ reasons | join(', ') ~ ' (select * from ' ~ quarantine ~ ')', info=true) %}
+        {%- endif %}
+    {%- endif %}
+    select
+        source_table,
+        quarantine_reason,
+        count(*) as versions,
+        max(quarantined_at) as last_quarantined_at
+    from {{ quarantine }}
+    group by source_table, quarantine_reason
+{% endtest %}
+
+
+{% test too_late_rows(model) %}
+    {#- The versions of a late-data pipeline that arrived too late to count in full (its too-late
+        listing, which its history's run keeps: test the history snapshot): configure it to warn. -#}
+    select * from {{ late_data.companion_of(model, 'too_late') }}
+{% endtest %}
+
+
+{% test ambiguous_versions(model) %}
+    {#- One result per event and arrival stamp of the late-data pipeline tested (`model`, its
+        result) with two or more different countable versions (the same event key and
+        ingested_at, different values): its version chain cannot tell which arrived last, and its
+        tie breaker counts one (the last by event time, then its tie_breaker columns).
+        Configure it to warn; the warning's log line names the events. -#}
+    {%- set versions = late_data.companion_of(model, 'versions') %}
+    {%- set pipeline = late_data.relation_pipeline(model) if execute else none %}
+    {%- set keys = pipeline.event_key | join(', ') if pipeline else 'event_id' %}
+    {%- set values = [] %}
+    {%- for name, type in (late_data.known_columns(versions) if execute else [])
+        if name not in pipeline.event_key + ['ingested_at', 'quarantine_reason', 'loaded_at'] %}
+        {%- do values.append(name) %}
+    {%- endfor %}
+    {%- set value = 'struct(' ~ (values | join(', ') or 'event_time') ~ ')' %}
+    {%- if execute and flags.WHICH in ('test', 'build') %}
+        {%- set found = run_query(
+            'select concat_ws(\'|\', ' ~ keys ~ ', cast(ingested_at as string)) from ' ~ versions
+            ~ ' where quarantine_reason is null group by ' ~ keys ~ ', ingested_at'
+            ~ ' having count(distinct ' ~ value ~ ') > 1 order by 1 limit 5'
+        ) %}
+        {%- if found.rows %}
+            {%- do log('late-data ambiguous versions (event|ingested_at, first 5): ' ~ found.columns[0].values() | join(', ')
+                ~ ' (select * from ' ~ versions ~ ')', info=true) %}
+        {%- endif %}
+    {%- endif %}
+    select
+        {{ keys }},
+        ingested_at,
+        count(*) as versions,
+        to_json(collect_set({{ value }})) as ambiguous_values
+    from {{ versions }}
+    where quarantine_reason is null
+    group by {{ keys }}, ingested_at
+    having count(distinct {{ value }}) > 1
+{% endtest %}
+
+
+{% macro companion_of(model, role) %}
+    {#- In a generic test of a late-data pipeline (`model`, its result or its history snapshot): the
+        relation of its companion `role` (versions, too_late, quarantine); `model` itself while dbt
+        parses. -#}
+    {%- if not execute -%}{{ return(model) }}{%- endif -%}
+    {%- set pipeline = late_data.relation_pipeline(model) -%}
+    {%- if pipeline is none -%}
+        {%- do exceptions.raise_compiler_error("late-data test on " ~ model ~ ": not a late-data pipeline (materialized='late_data') or its history") -%}
+    {%- endif -%}
+    {%- set companion = late_data.pipeline_relation(pipeline, role) -%}
+    {%- if companion is none -%}
+        {%- do exceptions.raise_compiler_error("late-data test on " ~ model ~ ": its " ~ role ~ " companion is turned off") -%}
+    {%- endif -%}
+    {{- return(companion) -}}
+{% endmacro %}
+
+
+{% macro relation_pipeline(relation) %}
+    {#- The pipeline whose result or history is stored in `relation`, or none. -#}
+    {%- for node in late_data.filter_nodes('pipeline') + late_data.filter_nodes('history')
+        if node.alias == relation.identifier and node.schema == relation.schema -%}
+        {{- return(late_data.pipeline(node) if late_data.is_pipeline(node) else late_data.history_pipeline(node)) -}}
+    {%- endfor -%}
+    {{- return(none) -}}
+{% endmacro %}

@@ -1,0 +1,89 @@
+{% macro maintain_tables(keep_hours=24, keep_snapshots=100) %}
+    {#- For `dbt run-operation late_data.maintain_tables` between scheduled runs: every run commits a
+        snapshot to each late-data table it changes and appends small files to the audit and the
+        versions tables; without maintenance, metadata and file counts grow with the number of
+        runs. Compacts the audit, the versions tables (sorted by arrival, so a run's stamp
+        predicates keep skipping files) and the history files that carry deletes, then expires the
+        snapshots older than `keep_hours` of every late-data table, keeping at least the last
+        `keep_snapshots`. Numbers do not change; time travel reaches back `keep_hours`. -#}
+    {%- if not execute -%}{{ return('') }}{%- endif -%}
+    {%- for file_format in ['iceberg', 'delta'] -%}
+        {%- set relations = late_data.maintained_relations(file_format) -%}
+        {%- if relations.all and file_format == 'iceberg' -%}
+            {{- late_data.maintain_iceberg(relations, keep_hours, keep_snapshots) -}}
+        {%- elif relations.all -%}
+            {{- late_data.maintain_delta(relations, keep_hours) -}}
+        {%- endif -%}
+    {%- endfor -%}
+{% endmacro %}
+
+
+{% macro maintained_relations(file_format) %}
+    {#- {'audit': the run audit when it has `file_format`, 'versions', 'history' and 'all': the
+        existing tables of the late-data pipelines of that format (their versions tables, their
+        histories, all of them and the audit)}. -#}
+    {%- set relations = {'audit': none, 'all': [], 'versions': [], 'history': []} -%}
+    {%- set audit = adapter.get_relation(database=none, schema=target.schema, identifier='late_data_run_audit') -%}
+    {%- if audit is not none and late_data.audit_format() == file_format -%}
+        {%- do relations.update({'audit': audit}) -%}
+        {%- do relations['all'].append(audit) -%}
+    {%- endif -%}
+    {%- for node in late_data.filter_nodes('pipeline') + late_data.filter_nodes('history') -%}
+        {%- for relation, role, pipeline in late_data.node_tables(node) if pipeline.file_format == file_format -%}
+            {%- set existing = adapter.get_relation(database=none, schema=relation.schema, identifier=relation.identifier) -%}
+            {%- if existing is not none -%}
+                {%- do relations['all'].append(existing) -%}
+                {%- if role in ('versions', 'history') -%}{%- do relations[role].append(existing) -%}{%- endif -%}
+            {%- endif -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {{- return(relations) -}}
+{% endmacro %}
+
+
+{% macro maintain_iceberg(relations, keep_hours, keep_snapshots) %}
+    {#- To the microsecond: cut to the second, a snapshot committed earlier in that second would
+        be newer than the cut-off and survive keep_hours=0. -#}
+    {%- set older_than = modules.datetime.datetime.utcnow() - modules.datetime.timedelta(hours=keep_hours) -%}
+    {%- set older_than = "timestamp'" ~ older_than.strftime('%Y-%m-%d %H:%M:%S.%f') ~ "'" -%}
+    {%- set compactions = [(relations.audit, "options => map('rewrite-all', 'true')")] if relations.audit else [] -%}
+    {%- for table in relations.versions -%}
+        {%- do compactions.append((table, "strategy => 'sort', sort_order => 'ingested_at', options => map('rewrite-all', 'true')")) -%}
+    {%- endfor -%}
+    {%- for table in relations.history -%}
+        {%- do compactions.append((table, "options => map('delete-file-threshold', '1')")) -%}
+    {%- endfor -%}
+    {%- for table, how in compactions -%}
+        {%- do run_query("call spark_catalog.system.rewrite_data_files(table => " ~ late_data.sql_string(table.render()) ~ ", " ~ how ~ ")") -%}
+    {%- endfor -%}
+    {%- for table in relations.all -%}
+        {%- do run_query(
+            "call spark_catalog.system.expire_snapshots(table => " ~ late_data.sql_string(table.render()) ~ ", older_than => "
+            ~ older_than ~ ", retain_last => " ~ keep_snapshots ~ ")"
+        ) -%}
+    {%- endfor -%}
+    {{- log('late_data.maintain_tables: compacted ' ~ compactions | length ~ ' tables, expired snapshots of '
+        ~ relations.all | length ~ ' tables', info=true) -}}
+{% endmacro %}
+
+
+{% macro maintain_delta(relations, keep_hours) %}
+    {#- Delta keeps its log small by itself (checkpoints); files of old versions go with VACUUM,
+        whose retention below 168 hours Delta refuses unless its safety check is turned off.
+        VACUUM's listing and deletion parallelism are session settings (the project's profile):
+        left at Spark's default, its listing alone is a 10,000-task stage. -#}
+    {%- if relations.audit -%}
+        {%- do adapter.execute('optimize ' ~ relations.audit.render()) -%}
+    {%- endif -%}
+    {%- for table in relations.versions -%}
+        {%- do adapter.execute('optimize ' ~ table.render() ~ ' zorder by (ingested_at)') -%}
+    {%- endfor -%}
+    {%- for table in relations.history -%}
+        {%- do adapter.execute('reorg table ' ~ table.render() ~ ' apply (purge)') -%}
+    {%- endfor -%}
+    {%- for table in relations.all -%}
+        {%- do adapter.execute('vacuum ' ~ table.render() ~ ' retain ' ~ [keep_hours, 168] | max ~ ' hours') -%}
+    {%- endfor -%}
+    {{- log('late_data.maintain_tables: optimized the audit and versions tables, purged deletion vectors of '
+        ~ relations.history | length ~ ' histories, vacuumed ' ~ relations.all | length ~ ' tables', info=true) -}}
+{% endmacro %}

@@ -1,0 +1,166 @@
+{% macro aggregates(pipeline, columns) %}
+    {#- What a pipeline keeps per window to compute its measures, given its model's columns
+        [(name, type)]: {checksums: name -> spec (late_data.count_checksum, exact_sum, integer_sum,
+        digest), each updated as stored plus what changed; means: mean measure -> the sum checksum
+        it divides (a sum measure of the same column, else a stored <mean>__sum); extremes:
+        min/max measure -> {kind, column}, which no checksum can update once a correction retracts
+        the extreme value, so their windows are recomputed from the versions}. -#}
+    {%- set types = dict(columns) -%}
+    {%- set checksums, means, extremes, sums = {}, {}, {}, {} -%}
+    {%- for measure in pipeline.measures -%}
+        {%- if measure.kind == 'count' -%}
+            {%- do checksums.update({measure.name: late_data.count_checksum()}) -%}
+        {%- elif measure.kind == 'sum' -%}
+            {%- do checksums.update({measure.name: late_data.sum_checksum(pipeline, measure, types)}) -%}
+            {%- do sums.setdefault(measure.column, measure.name) -%}
+        {%- elif measure.kind in ('min', 'max') -%}
+            {%- do late_data.input_kind(pipeline, measure, types) -%}
+            {%- do extremes.update({measure.name: {'kind': measure.kind, 'column': measure.column}}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- for measure in pipeline.measures if measure.kind == 'mean' -%}
+        {%- set sum_name = sums.get(measure.column) or measure.name ~ '__sum' -%}
+        {%- if sum_name not in checksums -%}
+            {%- do checksums.update({sum_name: late_data.sum_checksum(pipeline, measure, types)}) -%}
+        {%- endif -%}
+        {%- do means.update({measure.name: sum_name}) -%}
+    {%- endfor -%}
+    {%- do checksums.update({pipeline.digest: late_data.digest(pipeline.event_key + ['event_time'] + pipeline.input_columns)}) -%}
+    {{- return({'checksums': checksums, 'means': means, 'extremes': extremes}) -}}
+{% endmacro %}
+
+
+{% macro hidden_sums(pipeline) %}
+    {#- The sums a pipeline stores only to divide for a mean (no sum measure of the same column):
+        <mean>__sum, kept in the result table, left out of its history. -#}
+    {%- set summed = pipeline.measures | selectattr('kind', 'equalto', 'sum') | map(attribute='column') | list -%}
+    {%- set hidden = [] -%}
+    {%- for measure in pipeline.measures if measure.kind == 'mean' and measure.column not in summed -%}
+        {%- do hidden.append(measure.name ~ '__sum') -%}
+    {%- endfor -%}
+    {{- return(hidden) -}}
+{% endmacro %}
+
+
+{% macro sum_checksum(pipeline, measure, types) %}
+    {#- The checksum of a sum of `measure`'s column: bigint for an integer column, exact otherwise. -#}
+    {{- return(late_data.integer_sum(measure.column) if late_data.input_kind(pipeline, measure, types) == 'integer'
+        else late_data.exact_sum(measure.column)) -}}
+{% endmacro %}
+
+
+{% macro input_kind(pipeline, measure, types) %}
+    {#- 'integer' or 'fractional' for a measure's column (its type in the model's select, `types`:
+        name -> type). A column that is missing or not a number is refused, naming the measure. -#}
+    {%- set type = types.get(measure.column | lower) -%}
+    {%- if type in ('tinyint', 'smallint', 'int', 'bigint') -%}{{ return('integer') }}{%- endif -%}
+    {%- if type in ('float', 'double') or (type or '').startswith('decimal') -%}{{ return('fractional') }}{%- endif -%}
+    {%- do exceptions.raise_compiler_error(
+        "meta.late_data.measures." ~ measure.name ~ " of model " ~ pipeline.name ~ ": column " ~ measure.column
+        ~ (" is " ~ type ~ ", not a number" if type else " is not a column of the model's select (" ~ types.keys() | join(', ') ~ ")")
+    ) -%}
+{% endmacro %}
+
+
+{% macro count_checksum() %}
+    {#- Checksum spec: the number of counted versions. Every pipeline has exactly one: a window whose
+        count falls to 0 has vanished, and a negative count means the stored state drifted. -#}
+    {{- return({'expression': '1', 'type': 'bigint', 'addend_type': 'bigint', 'published': true, 'is_count': true}) -}}
+{% endmacro %}
+
+
+{% macro exact_sum(column) %}
+    {#- Checksum spec: the sum of a column in fixed precision, so a recomputation from the same rows,
+        or a stored sum plus the sum of what changed, gives the same bits in any order (a double
+        sum depends on the order of its partial sums). -#}
+    {{- return({
+        'expression': 'cast(' ~ column ~ ' as decimal(28, 9))',
+        'type': 'decimal(38, 9)',
+        'addend_type': 'decimal(37, 9)',
+        'published': true,
+    }) -}}
+{% endmacro %}
+
+
+{% macro exact_sum_bound() %}
+    {#- The magnitude a value summed by late_data.exact_sum must stay below: decimal(28, 9) holds
+        19 integer digits. A value rounds to 9 decimal places; larger ones are quarantined
+        (late_data.quarantine_reason), never cast to a null that would still be counted. -#}
+    {{- return('1e19') -}}
+{% endmacro %}
+
+
+{% macro count_bound() %}
+    {#- The largest magnitude of an integer a version may carry: 2^31 - 1, so the bigint sum of a
+        window cannot overflow below 4 billion rows (Spark's bigint sum wraps around silently). -#}
+    {{- return(2147483647) -}}
+{% endmacro %}
+
+
+{% macro integer_sum(column) %}
+    {#- Checksum spec: the sum of an integer column. -#}
+    {{- return({'expression': column, 'type': 'bigint', 'addend_type': 'bigint', 'published': true}) -}}
+{% endmacro %}
+
+
+{% macro digest(columns) %}
+    {#- Checksum spec: an order-independent digest of the counted versions, a sum of 64-bit row
+        hashes kept exact as a decimal, so it neither overflows nor rounds and can be updated by
+        adding and subtracting. A correction that keeps the count and the sum still changes it.
+        Not published: a change of the digest alone rewrites the row, not its history. -#}
+    {{- return({
+        'expression': late_data.row_hash(columns),
+        'type': 'decimal(38, 0)',
+        'addend_type': 'decimal(37, 0)',
+        'published': false,
+    }) -}}
+{% endmacro %}
+
+
+{% macro row_hash(columns) %}
+    {{- return(adapter.dispatch('row_hash', 'late_data')(columns) | trim) -}}
+{% endmacro %}
+
+{% macro default__row_hash(columns) %}
+    cast(xxhash64({{ columns | join(', ') }}) as decimal(20, 0))
+{%- endmacro %}
+
+
+{% macro count_column(checksums) %}
+    {#- The name of the count checksum in `checksums`. -#}
+    {%- for name, spec in checksums.items() if spec.get('is_count') -%}{{ return(name) }}{%- endfor -%}
+{% endmacro %}
+
+
+{% macro quarantine_reason(pipeline, columns) %}
+    {#- SQL expression over a version of the pipeline's model (its columns [(name, type)]): why it
+        cannot be counted, or null when it can. The first reason that applies: the model's own
+        `quarantine_reason` column when it selects one (its own rules, e.g. a count below 0);
+        `null_<column>` for a null event key, series key, source column, event_time, measure
+        column or ingested_at; for a fractional measure column `not_finite` (NaN, an infinity) and
+        `out_of_range` at late_data.exact_sum_bound() or beyond; for an integer one `out_of_range`
+        beyond late_data.count_bound(). -#}
+    {%- set types = dict(columns) -%}
+    {%- set required = [] -%}
+    {%- for column in pipeline.event_key + pipeline.series_key + ([pipeline.source_column] if pipeline.source_column else [])
+        + ['event_time'] + pipeline.input_columns + ['ingested_at'] if column not in required -%}
+        {%- do required.append(column) -%}
+    {%- endfor -%}
+    case
+    {%- if 'quarantine_reason' in types %}
+        when quarantine_reason is not null then quarantine_reason
+    {%- endif %}
+    {%- for column in required %}
+        when {{ column }} is null then 'null_{{ column }}'
+    {%- endfor %}
+    {%- for column in pipeline.input_columns %}
+        {%- set measure = pipeline.measures | selectattr('column', 'equalto', column) | first %}
+        {%- if late_data.input_kind(pipeline, measure, types) == 'fractional' %}
+        when isnan({{ column }}) or abs({{ column }}) = double('infinity') then 'not_finite'
+        when abs({{ column }}) >= {{ late_data.exact_sum_bound() }} then 'out_of_range'
+        {%- else %}
+        when abs({{ column }}) > {{ late_data.count_bound() }} then 'out_of_range'
+        {%- endif %}
+    {%- endfor %}
+    end
+{%- endmacro %}

@@ -1,0 +1,304 @@
+{% macro pipeline(node=none) %}
+    {#- A late-data pipeline's settings, from its result model `node` (a graph node; default the
+        model being built): its meta.late_data, with the project's vars and the package's
+        defaults under them, checked (each error names the setting), worked out once per
+        invocation. Keys: docs/your-own-pipeline.md; late_data.pipeline_relations adds the
+        relations of the result and its companions. -#}
+    {%- set node = node if node is not none else model -%}
+    {%- set cache = late_data.invocation_state().setdefault('pipelines', {}) -%}
+    {%- if node.unique_id in cache -%}{{ return(cache[node.unique_id]) }}{%- endif -%}
+    {%- set meta = (node.config.meta or {}).get('late_data') -%}
+    {%- set named = 'meta.late_data of model ' ~ node.name -%}
+    {%- if meta is not mapping -%}
+        {%- do exceptions.raise_compiler_error(
+            "late-data: model " ~ node.name ~ " is materialized as late_data but has no meta.late_data settings"
+            ~ " (at least series_key and measures; docs/your-own-pipeline.md)"
+        ) -%}
+    {%- endif -%}
+    {%- for key in meta if key not in late_data.pipeline_keys() -%}
+        {%- do exceptions.raise_compiler_error(
+            named ~ ": unknown setting " ~ key ~ " (known: " ~ late_data.pipeline_keys() | join(', ') ~ ")"
+        ) -%}
+    {%- endfor -%}
+    {%- set window_size = late_data.pipeline_number(node, meta, 'window_size_seconds', 1) -%}
+    {%- set partition_size = late_data.pipeline_number(node, meta, 'partition_size_seconds', 1) -%}
+    {%- if partition_size % window_size != 0 -%}
+        {%- do exceptions.raise_compiler_error(
+            late_data.setting_name(node, meta, 'partition_size_seconds') ~ "=" ~ partition_size
+            ~ " must be a multiple of window_size_seconds=" ~ window_size ~ ": a window must lie in exactly one partition"
+        ) -%}
+    {%- endif -%}
+    {%- set measures = late_data.parse_measures(node, meta.get('measures')) -%}
+    {%- set series_key = late_data.identifier_list(meta.get('series_key'), named ~ ': series_key') -%}
+    {%- set inputs = [] -%}
+    {%- for measure in measures if measure.column and measure.column not in inputs -%}
+        {%- do inputs.append(measure.column) -%}
+    {%- endfor -%}
+    {%- set source_column = meta.get('source_column') -%}
+    {%- set late_windows = late_data.pipeline_late_windows(node, meta) -%}
+    {%- set pipeline = {
+        'name': node.name,
+        'unique_id': node.unique_id,
+        'schema': node.schema,
+        'alias': node.alias,
+        'file_format': late_data.pipeline_format(node),
+        'series_key': series_key,
+        'event_key': late_data.identifier_list(meta.get('event_key', 'event_id'), named ~ ': event_key'),
+        'source_column': late_data.plain_identifier(named ~ ': source_column', source_column) if source_column else none,
+        'window_size': window_size,
+        'partition_size': partition_size,
+        'series_buckets': late_data.pipeline_number(node, meta, 'series_buckets', 1),
+        'late_window': late_windows.values() | max,
+        'late_window_by_source': late_windows,
+        'measures': measures,
+        'count_column': (measures | selectattr('kind', 'equalto', 'count') | first).name,
+        'input_columns': inputs,
+        'digest': late_data.plain_identifier(named ~ ': digest', meta.get('digest', 'versions_digest')),
+        'tie_breaker': late_data.identifier_list(meta.get('tie_breaker', inputs + series_key), named ~ ': tie_breaker'),
+        'companions': late_data.companion_names(node, meta),
+    } -%}
+    {%- do cache.update({node.unique_id: pipeline}) -%}
+    {{- return(pipeline) -}}
+{% endmacro %}
+
+
+{% macro pipeline_keys() %}
+    {{- return([
+        'series_key', 'event_key', 'source_column', 'measures', 'digest', 'tie_breaker',
+        'window_size_seconds', 'late_window_seconds', 'late_window_seconds_by_source', 'partition_size_seconds',
+        'series_buckets', 'versions_table', 'too_late_table', 'quarantine_view', 'revisions_view',
+    ]) -}}
+{% endmacro %}
+
+
+{% macro setting_name(node, meta, name) %}
+    {#- How an error names setting `name` of a pipeline: its meta, or the project var it falls back to. -#}
+    {{- return(('meta.late_data.' ~ name ~ ' of model ' ~ node.name) if name in meta else ('var ' ~ name)) -}}
+{% endmacro %}
+
+
+{% macro pipeline_number(node, meta, name, minimum) %}
+    {#- A whole-number setting of a pipeline: its meta.late_data, else the project var, else the default. -#}
+    {{- return(late_data.whole_number(
+        meta[name] if name in meta else late_data.var_setting(name), late_data.setting_name(node, meta, name), minimum
+    )) -}}
+{% endmacro %}
+
+
+{% macro identifier_list(value, name) %}
+    {#- A setting holding one column name or a list of them, as a non-empty list of plain identifiers. -#}
+    {%- set values = [value] if value is string else (value or []) | list -%}
+    {%- if not values -%}
+        {%- do exceptions.raise_compiler_error(name ~ " is missing: name one column or a list of them") -%}
+    {%- endif -%}
+    {%- for column in values -%}{%- do late_data.plain_identifier(name, column) -%}{%- endfor -%}
+    {{- return(values) -}}
+{% endmacro %}
+
+
+{% macro parse_measures(node, measures) %}
+    {#- The `measures` setting (name -> `count`, {sum: column}, {mean: column}, {min: column},
+        {max: column} or {expression: SQL over the other measures}) as a list of {name, kind,
+        column, expression}, in the order given; exactly one count. -#}
+    {%- set named = 'meta.late_data.measures of model ' ~ node.name -%}
+    {%- if measures is not mapping or not measures -%}
+        {%- do exceptions.raise_compiler_error(
+            named ~ " is missing: map each result column to count, {sum: column}, {mean: column}, {min: column},"
+            ~ " {max: column} or {expression: ...}, e.g. {reading_count: count, kwh_sum: {sum: kwh}}"
+        ) -%}
+    {%- endif -%}
+    {%- set parsed = [] -%}
+    {%- for name, spec in measures.items() -%}
+        {%- do late_data.plain_identifier(named, name) -%}
+        {%- set kind = 'count' if spec == 'count' else ((spec.keys() | first) if spec is mapping and spec | length == 1 else none) -%}
+        {%- if kind not in ('count', 'sum', 'mean', 'min', 'max', 'expression') -%}
+            {%- do exceptions.raise_compiler_error(
+                named ~ "." ~ name ~ "=" ~ spec ~ " is not a measure: use count, {sum: column}, {mean: column},"
+                ~ " {min: column}, {max: column} or {expression: ...}"
+            ) -%}
+        {%- endif -%}
+        {%- set argument = spec[kind] if spec is mapping else none -%}
+        {%- do parsed.append({
+            'name': name,
+            'kind': kind,
+            'column': late_data.plain_identifier(named ~ '.' ~ name, argument) if kind in ('sum', 'mean', 'min', 'max') else none,
+            'expression': argument if kind == 'expression' else none,
+        }) -%}
+    {%- endfor -%}
+    {%- set counts = parsed | selectattr('kind', 'equalto', 'count') | list -%}
+    {%- if counts | length != 1 -%}
+        {%- do exceptions.raise_compiler_error(
+            named ~ " needs exactly one count (e.g. reading_count: count): a window whose count falls to 0 has vanished;"
+            ~ " found " ~ counts | length
+        ) -%}
+    {%- endif -%}
+    {{- return(parsed) -}}
+{% endmacro %}
+
+
+{% macro pipeline_late_windows(node, meta) %}
+    {#- The late window of each source table the pipeline reads (upstream of its model), in seconds:
+        meta.late_data.late_window_seconds_by_source, then var late_window_seconds_by_source, then
+        meta.late_data.late_window_seconds, then var late_window_seconds. A window is final when
+        the largest has passed; with a source_column, each version counts within its own source's. -#}
+    {%- set named = 'meta.late_data of model ' ~ node.name -%}
+    {%- set from_meta = meta.get('late_window_seconds_by_source', {}) or {} -%}
+    {%- set from_vars = late_data.var_setting('late_window_seconds_by_source') or {} -%}
+    {%- for by_source, name in [(from_meta, named ~ ': late_window_seconds_by_source'), (from_vars, 'var late_window_seconds_by_source')]
+        if by_source is not mapping -%}
+        {%- do exceptions.raise_compiler_error(
+            name ~ "=" ~ by_source ~ " must map source tables to seconds, e.g. {page_views: 7200}"
+        ) -%}
+    {%- endfor -%}
+    {%- set default_name = late_data.setting_name(node, meta, 'late_window_seconds') -%}
+    {%- set default = meta['late_window_seconds'] if 'late_window_seconds' in meta else late_data.var_setting('late_window_seconds') -%}
+    {%- set windows = {} -%}
+    {%- for source_table in late_data.upstream_sources(node) or [none] -%}
+        {%- if source_table in from_meta -%}
+            {%- set seconds = late_data.whole_number(from_meta[source_table], 'meta.late_data.late_window_seconds_by_source.' ~ source_table ~ ' of model ' ~ node.name, 1) -%}
+        {%- elif source_table in from_vars -%}
+            {%- set seconds = late_data.whole_number(from_vars[source_table], 'var late_window_seconds_by_source.' ~ source_table, 1) -%}
+        {%- else -%}
+            {#- At least 1 s: with 0 a window would be final the moment it ends, before most of its rows land. -#}
+            {%- set seconds = late_data.whole_number(default, default_name, 1) -%}
+        {%- endif -%}
+        {%- do windows.update({source_table or '': seconds}) -%}
+    {%- endfor -%}
+    {{- return(windows) -}}
+{% endmacro %}
+
+
+{% macro upstream_sources(node) %}
+    {#- The names of the source tables `node` reads, directly or through other models, sorted. -#}
+    {%- set found, seen, queue = [], [], node.depends_on.nodes | list -%}
+    {%- for unique_id in queue if unique_id not in seen -%}
+        {%- do seen.append(unique_id) -%}
+        {%- if unique_id in graph.sources -%}
+            {%- do found.append(graph.sources[unique_id].name) -%}
+        {%- elif unique_id in graph.nodes -%}
+            {%- do queue.extend(graph.nodes[unique_id].depends_on.nodes) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{- return(found | unique | sort | list) -}}
+{% endmacro %}
+
+
+{% macro pipeline_format(node) %}
+    {#- The table format of a pipeline's tables: its model's file_format, delta or iceberg (the
+        writes replace partitions and the history merges, which need one of them). -#}
+    {%- set file_format = node.config.get('file_format') -%}
+    {%- if file_format not in ('iceberg', 'delta') -%}
+        {%- do exceptions.raise_compiler_error(
+            "late-data: model " ~ node.name ~ " has file_format=" ~ file_format ~ ": a late-data pipeline needs"
+            ~ " iceberg or delta (set +file_format for the model or its folder)"
+        ) -%}
+    {%- endif -%}
+    {{- return(file_format) -}}
+{% endmacro %}
+
+
+{% macro companion_names(node, meta) %}
+    {#- The names of the relations a pipeline keeps beside its result table: {versions, too_late,
+        quarantine, revisions}, from meta.late_data (versions_table, too_late_table,
+        quarantine_view, revisions_view; false: none), else <model>__versions, __too_late,
+        __quarantine, __revisions. -#}
+    {%- set names = {} -%}
+    {%- for role, key, suffix in [
+        ('versions', 'versions_table', '__versions'), ('too_late', 'too_late_table', '__too_late'),
+        ('quarantine', 'quarantine_view', '__quarantine'), ('revisions', 'revisions_view', '__revisions')] -%}
+        {%- set name = meta.get(key, node.alias ~ suffix) -%}
+        {%- if name is false and role == 'versions' -%}
+            {%- do exceptions.raise_compiler_error("meta.late_data.versions_table of model " ~ node.name ~ " cannot be false: the pipeline keeps its versions") -%}
+        {%- endif -%}
+        {%- do names.update({role: late_data.plain_identifier('meta.late_data.' ~ key ~ ' of model ' ~ node.name, name) if name else none}) -%}
+    {%- endfor -%}
+    {{- return(names) -}}
+{% endmacro %}
+
+
+{% macro pipeline_relation(pipeline, role='result') %}
+    {#- The relation of a pipeline's result (`role` result) or of one of its companions (versions,
+        too_late, quarantine, revisions), in the result's schema; none for a companion turned off. -#}
+    {%- set name = pipeline.alias if role == 'result' else pipeline.companions[role] -%}
+    {%- if name is none -%}{{ return(none) }}{%- endif -%}
+    {{- return(api.Relation.create(schema=pipeline.schema, identifier=name, type='view' if role in ('quarantine', 'revisions') else 'table')) -}}
+{% endmacro %}
+
+
+{% macro is_pipeline(node) %}
+    {{- return(node.resource_type == 'model' and node.config.materialized == 'late_data') -}}
+{% endmacro %}
+
+
+{% macro is_history(node) %}
+    {#- A snapshot that keeps a late-data pipeline's history: strategy late_data.history. -#}
+    {{- return(node.resource_type == 'snapshot' and node.config.get('strategy') == 'late_data.history') -}}
+{% endmacro %}
+
+
+{% macro pipeline_nodes() %}
+    {#- Every late-data result model of the project. -#}
+    {{- return(late_data.filter_nodes('pipeline')) -}}
+{% endmacro %}
+
+
+{% macro filter_nodes(kind, selected_only=false) %}
+    {#- The graph's late-data pipelines (`kind` pipeline) or histories (`kind` history), optionally
+        only those selected in this invocation. -#}
+    {%- set found = [] -%}
+    {%- for node in graph.nodes.values()
+        if (late_data.is_pipeline(node) if kind == 'pipeline' else late_data.is_history(node))
+        and (not selected_only or node.unique_id in selected_resources) -%}
+        {%- do found.append(node) -%}
+    {%- endfor -%}
+    {{- return(found) -}}
+{% endmacro %}
+
+
+{% macro history_pipeline(node) %}
+    {#- The pipeline a late-data history snapshot records: the late-data model it selects from. -#}
+    {%- for unique_id in node.depends_on.nodes if unique_id in graph.nodes and late_data.is_pipeline(graph.nodes[unique_id]) -%}
+        {{- return(late_data.pipeline(graph.nodes[unique_id])) -}}
+    {%- endfor -%}
+    {%- do exceptions.raise_compiler_error(
+        "late-data history " ~ node.name ~ " (strategy late_data.history) must take its relation from a late-data model"
+        ~ " (relation: ref('<model>')), not from " ~ node.depends_on.nodes | join(', ')
+    ) -%}
+{% endmacro %}
+
+
+{% macro pipeline_histories(pipeline, selected_only=false) %}
+    {#- The late-data history snapshots of `pipeline`. -#}
+    {%- set found = [] -%}
+    {%- for node in late_data.filter_nodes('history', selected_only) if pipeline.unique_id in node.depends_on.nodes -%}
+        {%- do found.append(node) -%}
+    {%- endfor -%}
+    {{- return(found) -}}
+{% endmacro %}
+
+
+{% macro pipeline_named(name, stand_in={}) %}
+    {#- The settings of the project's late-data pipeline whose result model is `name`, for models
+        that read its versions or history (a revisions or lateness view). While dbt parses, and in
+        a unit test (no graph), stand-in settings of the same shape from the project's vars, with
+        `stand_in` over them (e.g. {'series_key': ['location']}). -#}
+    {%- if not execute or 'nodes' not in graph -%}
+        {%- set number = late_data.var_setting -%}
+        {%- set settings = {
+            'name': name, 'unique_id': 'model.' ~ name, 'schema': target.schema, 'alias': name, 'file_format': 'iceberg',
+            'series_key': ['series_key'], 'event_key': ['event_id'], 'source_column': none,
+            'window_size': number('window_size_seconds') | int, 'partition_size': number('partition_size_seconds') | int,
+            'series_buckets': number('series_buckets') | int, 'late_window': number('late_window_seconds') | int,
+            'late_window_by_source': number('late_window_seconds_by_source') or {},
+            'measures': [{'name': 'row_count', 'kind': 'count', 'column': none, 'expression': none}],
+            'count_column': 'row_count', 'input_columns': [], 'digest': 'versions_digest', 'tie_breaker': ['series_key'],
+            'companions': {'versions': name ~ '__versions', 'too_late': none, 'quarantine': none, 'revisions': none},
+        } -%}
+        {%- do settings.update(stand_in) -%}
+        {{- return(settings) -}}
+    {%- endif -%}
+    {%- for node in late_data.filter_nodes('pipeline') if node.name == name -%}
+        {{- return(late_data.pipeline(node)) -}}
+    {%- endfor -%}
+    {%- do exceptions.raise_compiler_error("late-data: no late-data model named " ~ name ~ " (materialized='late_data')") -%}
+{% endmacro %}

@@ -1,0 +1,147 @@
+{% macro delivered_versions(pipeline, sql, columns) %}
+    {#- A select of the pipeline's model's rows (`sql`, its columns [(name, type)]) as versions: the
+        model's columns, each version's quarantine reason (late_data.quarantine_reason; it replaces
+        the model's own quarantine_reason column, which it takes first) and loaded_at, this run's
+        time. -#}
+    select
+        {%- for name, type in columns if name != 'quarantine_reason' %}
+        {{ name }},
+        {%- endfor %}
+        {{ late_data.quarantine_reason(pipeline, columns) }} as quarantine_reason,
+        {{ late_data.run_time() }} as loaded_at
+    from (
+        {{ sql }}
+    ) as delivered
+{%- endmacro %}
+
+
+{% macro result_query(pipeline, aggregates, plan, helper_columns) %}
+    {#- The select of a pipeline's result rows in this run: the windows to write
+        (late_data.windows_to_write over the version counts of `plan`) with the pipeline's measures
+        worked out (means from their sums, expressions over the other measures) and the
+        window_change and window_repaired helper columns the write reads (`helper_columns`). -#}
+    with
+
+    version_counts as (
+
+        {{ late_data.version_counts(pipeline, plan) }}
+
+    ),
+
+    window_checksums as (
+
+        {{ late_data.window_checksums('version_counts', pipeline, aggregates, plan) }}
+
+    ),
+
+    windows_to_write as (
+
+        {{ late_data.windows_to_write('window_checksums', pipeline, aggregates, plan) }}
+
+    ),
+
+    measured_windows as (
+
+        select
+            *
+            {%- for name, sum_name in aggregates.means.items() %},
+            cast({{ sum_name }} as double) / {{ pipeline.count_column }} as {{ name }}
+            {%- endfor %}
+        from windows_to_write
+
+    )
+
+    select
+        window_start,
+        {{ late_data.add_seconds('window_start', pipeline.window_size) }} as window_end,
+        {%- for column in pipeline.series_key %}
+        {{ column }},
+        {%- endfor %}
+        {%- for measure in pipeline.measures %}
+        {{ '(' ~ measure.expression ~ ') as ' if measure.kind == 'expression' }}{{ measure.name }},
+        {%- endfor %}
+        is_final,
+        final_at,
+        {%- for name in late_data.hidden_sums(pipeline) %}
+        {{ name }},
+        {%- endfor %}
+        {{ pipeline.digest }},
+        computed_at,
+        invocation_id,
+        written_at,
+        partition_start,
+        series_bucket{{ ', window_change, window_repaired' if helper_columns }}
+    from measured_windows
+{%- endmacro %}
+
+
+{% macro quarantine_select(pipeline) %}
+    {#- The quarantine view of a pipeline: the versions it counts toward no window, each with its
+        source table, event and series key, event time, measure values as text, arrival, reason
+        and the run that loaded it (quarantined_at). A view over the versions table, so
+        quarantining costs a run nothing beyond loading the versions it loads anyway. -#}
+    {%- set sources = late_data.upstream_sources(graph.nodes[pipeline.unique_id]) -%}
+    {%- set event_ids = pipeline.event_key | reject('equalto', pipeline.source_column) | list -%}
+    select
+        {{ pipeline.source_column if pipeline.source_column else late_data.sql_string(sources[0] if sources | length == 1 else pipeline.alias) }} as source_table,
+        {{ late_data.text_key(event_ids) }} as event_id,
+        {{ late_data.text_key(pipeline.series_key) }} as series_key,
+        event_time,
+        {%- if pipeline.input_columns | length == 1 %}
+        cast({{ pipeline.input_columns[0] }} as string) as raw_value,
+        {%- else %}
+        to_json(named_struct({% for column in pipeline.input_columns %}'{{ column }}', {{ column }}{{ ', ' if not loop.last }}{% endfor %})) as raw_value,
+        {%- endif %}
+        ingested_at,
+        quarantine_reason,
+        loaded_at as quarantined_at
+    from {{ late_data.pipeline_relation(pipeline, 'versions') }}
+    where quarantine_reason is not null
+{%- endmacro %}
+
+
+{% macro text_key(columns) %}
+    {#- SQL: one column as text, or several joined with '|'. -#}
+    {%- if columns | length == 1 -%}
+        {{- 'cast(' ~ columns[0] ~ ' as string)' -}}
+    {%- else -%}
+        {{- 'concat_ws(\'|\', ' ~ columns | map('string') | join(', ') ~ ')' -}}
+    {%- endif -%}
+{% endmacro %}
+
+
+{% macro listing_query(pipeline) %}
+    {#- The select of what a pipeline's too-late listing lists in this run (late_data.too_late_versions
+        over the version counts of its own plan), with the versions' own columns. -#}
+    {%- set version_columns = [] -%}
+    {%- for name, type in late_data.known_columns(late_data.pipeline_relation(pipeline, 'versions'))
+        if name not in ('quarantine_reason', 'loaded_at') -%}
+        {%- do version_columns.append(name) -%}
+    {%- endfor %}
+    with
+
+    version_counts as (
+
+        {{ late_data.version_counts(pipeline, late_data.count_plan(pipeline, 'listing')) }}
+
+    ),
+
+    too_late_versions as (
+
+        {{ late_data.too_late_versions('version_counts', pipeline, late_data.listing_since(pipeline)) }}
+
+    )
+
+    select
+        version_id,
+        {%- for column in version_columns %}
+        {{ column }},
+        {%- endfor %}
+        window_start,
+        version_final_at as final_at,
+        too_late_reason,
+        seconds_after_final,
+        {{ late_data.run_time() }} as detected_at,
+        '{{ invocation_id }}' as invocation_id
+    from too_late_versions
+{%- endmacro %}

@@ -1,0 +1,298 @@
+{% macro version_counts(pipeline, plan) %}
+    {#- The versions of a pipeline (quarantined ones left out) that `plan` (late_data.count_plan)
+        reads in this run, windowed, chained, with the flags of late_data.count_flags. -#}
+    {%- set versions = late_data.pipeline_relation(pipeline, 'versions') -%}
+    {%- set run_time = late_data.run_time() -%}
+    {%- set version_final_at = 'version_final_at' if pipeline.source_column else 'final_at' %}
+    with
+
+    {%- if plan.arrived_since %}
+    {%- set since = late_data.timestamp_literal(plan.arrived_since) %}
+
+    arrived_events as (
+
+        select distinct {{ pipeline.event_key | join(', ') }}
+        from {{ versions }}
+        where
+            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
+            (loaded_at > {{ since }} or ingested_at > {{ since }})
+            and ingested_at <= {{ run_time }}
+            and quarantine_reason is null
+
+    ),
+    {%- endif %}
+
+    selected_versions as (
+
+        select selected.*
+        from {{ versions }} as selected
+        {%- if plan.arrived_since %}
+        left semi join arrived_events
+            on {% for key in pipeline.event_key %}selected.{{ key }} = arrived_events.{{ key }}{{ ' and ' if not loop.last }}{% endfor %}
+        {%- endif %}
+        where selected.ingested_at <= {{ run_time }} and selected.quarantine_reason is null and {{ plan.lookup }}
+
+    ),
+
+    windowed_versions as (
+
+        {{ late_data.windowed('selected_versions', pipeline) }}
+
+    ),
+
+    chained_versions as (
+
+        {{ late_data.chained_versions('windowed_versions', pipeline, plan.counted_run_time, version_final_at) }}
+
+    )
+
+    select
+        *,
+        {%- if not pipeline.source_column %}
+        final_at as version_final_at,
+        {%- endif %}
+        {{ late_data.count_flags(plan.counted_run_time, version_final_at) }}
+    from chained_versions
+{%- endmacro %}
+
+
+{% macro chained_versions(windowed_versions, pipeline, counted_run_time, version_final_at) %}
+    {#- A select of `windowed_versions` with each version's place in its event's chain (ordered by
+        arrival, then event time and the pipeline's tie breakers): when a later version superseded
+        it (superseded_at; superseded_before: among the versions loaded by the previous run
+        `counted_run_time`) and the version_final_at of the version it replaces. -#}
+    {%- set counted_run = late_data.timestamp_literal(counted_run_time) if counted_run_time else none -%}
+    {%- set keys = pipeline.event_key | join(', ') -%}
+    {%- set chain_order = (['ingested_at', 'event_time'] + pipeline.tie_breaker) | join(', ') %}
+    select
+        *,
+        min(ingested_at) over later_versions as superseded_at,
+        {%- if counted_run %}
+        min(if(loaded_at <= {{ counted_run }} and ingested_at <= {{ counted_run }}, ingested_at, null))
+            over later_versions as superseded_before,
+        {%- else %}
+        {#- Kept so every run writes the same columns in the same order. #}
+        cast(null as timestamp) as superseded_before,
+        {%- endif %}
+        lag({{ version_final_at }}) over event_versions as previous_version_final_at
+    from {{ windowed_versions }}
+    window
+        event_versions as (partition by {{ keys }} order by {{ chain_order }}),
+        later_versions as (
+            partition by {{ keys }} order by {{ chain_order }} rows between 1 following and unbounded following
+        )
+{%- endmacro %}
+
+
+{% macro count_flags(counted_run_time, version_final_at) %}
+    {#- The select-list columns saying how a chained version counts: counts_now (as of the run time),
+        counted_before (as of the previous run `counted_run_time`, among the versions loaded by
+        then) and written_late (loaded since that run, stamped before it by more than
+        write_delay_seconds); false without a previous run. -#}
+    {%- set counted_run = late_data.timestamp_literal(counted_run_time) if counted_run_time else none %}
+        {{ late_data.counts_as_of(late_data.judged_at(late_data.run_time(), version_final_at)) }} as counts_now,
+        {%- if counted_run %}
+        loaded_at <= {{ counted_run }}
+        and {{ late_data.counts_as_of('least(' ~ counted_run ~ ', ' ~ version_final_at ~ ')', 'superseded_before') }} as counted_before,
+        loaded_at > {{ counted_run }} and ingested_at < {{ late_data.timestamp_literal(
+            counted_run_time - late_data.seconds(late_data.write_delay_seconds())
+        ) }} as written_late
+        {%- else %}
+        false as counted_before,
+        false as written_late
+        {%- endif %}
+{%- endmacro %}
+
+
+{% macro run_mode(pipeline) %}
+    {#- How a pipeline's result reads its versions in this run, as {mode, previous_run_time,
+        repairs}: 'rebuild' (first build or --full-refresh: every version), 'delta' (a scheduled
+        run: the arrivals since its previous run and the versions they can affect) or 'recompute'
+        (reconcile, backfill, a result whose previous run the audit does not know, or a pipeline
+        with a min or max measure, which no stored checksum updates: every version of the checked
+        range, compared with what is stored). previous_run_time: the run its stored state reflects
+        (none on rebuilds and backfills); repairs: a reconciliation, which counts the windows it
+        repairs. Worked out once per invocation. -#}
+    {%- set state = late_data.invocation_state().setdefault('run_modes', {}) -%}
+    {%- if pipeline.unique_id in state -%}{{ return(state[pipeline.unique_id]) }}{%- endif -%}
+    {%- set result = late_data.pipeline_relation(pipeline) -%}
+    {%- if not late_data.builds_incrementally(pipeline) -%}
+        {%- set mode = {'mode': 'rebuild', 'previous_run_time': none, 'repairs': false} -%}
+    {%- else -%}
+        {%- set run_time = late_data.run_time_value() -%}
+        {%- set previous_run_time = late_data.last_run_time(result) -%}
+        {%- if previous_run_time is not none and run_time < previous_run_time and not late_data.backfill() -%}
+            {%- do exceptions.raise_compiler_error(
+                "run_time " ~ run_time ~ " is before the last run of " ~ result.identifier ~ " (" ~ previous_run_time
+                ~ "): runs must move forward; rebuild with --full-refresh to start over"
+            ) -%}
+        {%- endif -%}
+        {%- set has_extremes = pipeline.measures | selectattr('kind', 'in', ['min', 'max']) | list | length > 0 -%}
+        {%- if late_data.backfill() -%}
+            {%- set mode = {'mode': 'recompute', 'previous_run_time': none, 'repairs': false} -%}
+        {%- elif previous_run_time is none or late_data.reconcile() -%}
+            {%- set mode = {'mode': 'recompute', 'previous_run_time': previous_run_time, 'repairs': previous_run_time is not none} -%}
+        {%- elif has_extremes -%}
+            {%- set mode = {'mode': 'recompute', 'previous_run_time': previous_run_time, 'repairs': false} -%}
+        {%- else -%}
+            {%- set mode = {'mode': 'delta', 'previous_run_time': previous_run_time, 'repairs': false} -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- do state.update({pipeline.unique_id: mode}) -%}
+    {{- return(mode) -}}
+{% endmacro %}
+
+
+{% macro listing_since(pipeline) %}
+    {#- The run time a pipeline's too-late listing lists arrivals after: its previous run, or none
+        when it is built from scratch (then it lists every version). -#}
+    {%- set listing = late_data.pipeline_relation(pipeline, 'too_late') -%}
+    {%- set existing = load_relation(listing) if execute else none -%}
+    {{- return(late_data.last_run_time(listing) if existing is not none and not flags.FULL_REFRESH else none) -}}
+{% endmacro %}
+
+
+{% macro count_plan(pipeline, purpose) %}
+    {#- What late_data.version_counts reads in this run for the pipeline's result (`purpose`
+        'windows') or its too-late listing ('listing'), as {mode, counted_run_time (the previous
+        run counted_before refers to), arrived_since (only events with a version arrived after it;
+        none: no such restriction), lookup (SQL predicate), checked (the recomputed range, or
+        none)}. -#}
+    {%- set versions = late_data.pipeline_relation(pipeline, 'versions') -%}
+    {%- if purpose == 'listing' -%}
+        {%- set since = late_data.listing_since(pipeline) -%}
+        {%- if since is none -%}
+            {{- return({'mode': 'rebuild', 'counted_run_time': none, 'arrived_since': none, 'lookup': 'true', 'checked': none}) -}}
+        {%- endif -%}
+        {{- return(late_data.arrivals_plan(pipeline, since, none)) -}}
+    {%- endif -%}
+    {%- set run_mode = late_data.run_mode(pipeline) -%}
+    {%- if run_mode.mode == 'rebuild' -%}
+        {{- return({'mode': 'rebuild', 'counted_run_time': none, 'arrived_since': none, 'lookup': 'true', 'checked': none}) -}}
+    {%- elif run_mode.mode == 'recompute' -%}
+        {%- set result = late_data.pipeline_relation(pipeline) -%}
+        {%- set checked = late_data.checked_range_after(pipeline, late_data.last_run_time(result))
+            if run_mode.previous_run_time or late_data.backfill() else none -%}
+        {{- return({
+            'mode': 'recompute', 'counted_run_time': run_mode.previous_run_time if run_mode.repairs else none,
+            'arrived_since': none, 'lookup': late_data.checked_versions(versions, checked), 'checked': checked,
+        }) -}}
+    {%- endif -%}
+    {{- return(late_data.arrivals_plan(pipeline, run_mode.previous_run_time, run_mode.previous_run_time)) -}}
+{% endmacro %}
+
+
+{% macro arrivals_plan(pipeline, arrived_since, counted_run_time) %}
+    {#- A plan reading the events with a version arrived after `arrived_since`: a version whose count
+        can change since then lies in a window not yet final then (or at the stamp of a version
+        written up to write_delay_seconds late), or arrived after that; so does every version
+        chained to it. -#}
+    {%- set horizon = arrived_since - late_data.seconds(
+        late_data.write_delay_seconds() + pipeline.late_window + pipeline.window_size) -%}
+    {{- return({
+        'mode': 'delta', 'counted_run_time': counted_run_time, 'arrived_since': arrived_since,
+        'lookup': '(event_time >= ' ~ late_data.timestamp_literal(horizon) ~ ' or ingested_at >= '
+            ~ late_data.timestamp_literal(horizon) ~ ')',
+        'checked': {'lower': late_data.floor_to(horizon, pipeline.partition_size), 'upper': none},
+    }) -}}
+{% endmacro %}
+
+
+{% macro checked_versions(versions, checked) %}
+    {#- SQL predicate over `versions` selecting what a recomputation of the `checked` range needs:
+        every version whose event time lies in it, and every version that arrived since the
+        earliest arrival among those (so every later version of an event in range is chained, a
+        correction that moved it out of the range included). 'true' without a range. Runs one
+        small query (the earliest arrival). -#}
+    {%- if checked is none -%}
+        {{- return('true') -}}
+    {%- endif -%}
+    {%- set in_range = 'event_time >= ' ~ late_data.timestamp_literal(checked.lower) -%}
+    {%- if checked.upper is not none -%}
+        {%- set in_range = in_range ~ ' and event_time < ' ~ late_data.timestamp_literal(checked.upper) -%}
+    {%- endif -%}
+    {%- if not execute or late_data.explain() -%}
+        {{- return(in_range) -}}
+    {%- endif -%}
+    {%- set earliest_arrival = run_query('select min(ingested_at) from ' ~ versions ~ ' where ' ~ in_range).columns[0].values()[0] -%}
+    {%- set arrived_from = [earliest_arrival, checked.lower] | min if earliest_arrival is not none else checked.lower -%}
+    {{- return('((' ~ in_range ~ ') or ingested_at >= ' ~ late_data.timestamp_literal(arrived_from) ~ ')') -}}
+{% endmacro %}
+
+
+{% macro checked_range_after(pipeline, last_run_time) %}
+    {#- The partitions a recomputation of a pipeline's result compares, given the run time of its
+        last scheduled run, as {'lower': datetime, 'upper': datetime or none}. Scheduled
+        (reconcile): from the partition holding the oldest window that can have changed since that
+        run (or since run_time minus the late window, if older), on. Backfill (var `backfill`): the
+        partitions overlapping [backfill.from, backfill.to). -#}
+    {%- set run_time = late_data.run_time_value() -%}
+    {%- set since = [run_time, last_run_time] | min if last_run_time is not none else run_time -%}
+    {%- set scheduled_from = late_data.floor_to(
+        since - late_data.seconds(pipeline.late_window + pipeline.window_size), pipeline.partition_size) -%}
+    {%- set backfill = late_data.backfill() -%}
+    {%- if backfill is none -%}
+        {{- return({'lower': scheduled_from, 'upper': none}) -}}
+    {%- endif -%}
+    {#- History versions are stamped with the run time: a backfill stamped at or before the last
+        scheduled run would collide with, or predate, versions that run recorded. -#}
+    {%- if last_run_time is not none and run_time <= last_run_time -%}
+        {%- do exceptions.raise_compiler_error(
+            "a backfill's run_time must be after the last scheduled run of " ~ pipeline.alias ~ " ("
+            ~ last_run_time ~ "); got run_time=" ~ run_time
+        ) -%}
+    {%- endif -%}
+    {%- set upper = late_data.floor_to(backfill.to - modules.datetime.timedelta(microseconds=1), pipeline.partition_size)
+        + late_data.seconds(pipeline.partition_size) -%}
+    {#- Scheduled runs change the partitions from scheduled_from on, relative to what the last run
+        stored; a backfill rewriting them would be counted twice or undone. -#}
+    {%- if upper > scheduled_from -%}
+        {%- do exceptions.raise_compiler_error(
+            "a backfill must end by " ~ scheduled_from ~ ": later partitions are still kept by scheduled runs"
+            ~ " (use late-data reconcile for them, or run one at a later run time first); got to=" ~ backfill.to
+        ) -%}
+    {%- endif -%}
+    {{- return({'lower': late_data.floor_to(backfill['from'], pipeline.partition_size), 'upper': upper}) -}}
+{% endmacro %}
+
+
+{% macro range_predicate(checked, partition_column='partition_start') %}
+    {#- SQL predicate selecting the partitions of a checked range; `partition_column` may be any
+        expression giving a row's partition. -#}
+    {%- set predicate = partition_column ~ ' >= ' ~ late_data.timestamp_literal(checked.lower) -%}
+    {%- if checked.upper is not none -%}
+        {%- set predicate = predicate ~ ' and ' ~ partition_column ~ ' < ' ~ late_data.timestamp_literal(checked.upper) -%}
+    {%- endif -%}
+    {{- return(predicate) -}}
+{% endmacro %}
+
+
+{% macro too_late_versions(version_counts, pipeline, since) %}
+    {#- A select of the versions in `version_counts` that arrived after `since` (the listing's
+        previous run; every version when it is built from scratch) and could not be applied in
+        full: they arrived after their own window was final (`arrived_after_final`), or they
+        replace a version whose window was already final (`replaces_final_version`: that window
+        keeps the old version). version_id hashes what identifies a version. -#}
+    {%- set identity = [] -%}
+    {%- for column in pipeline.event_key + ['ingested_at', 'event_time'] + pipeline.input_columns + pipeline.series_key
+        if column not in identity -%}
+        {%- do identity.append(column) -%}
+    {%- endfor %}
+    select
+        sha2(concat_ws('|', {% for column in identity %}cast({{ column }} as string){{ ', ' if not loop.last }}{% endfor %}), 256)
+            as version_id,
+        *,
+        case
+            when ingested_at > version_final_at then 'arrived_after_final'
+            else 'replaces_final_version'
+        end as too_late_reason,
+        unix_seconds(ingested_at) - unix_seconds(coalesce(
+            case when ingested_at > version_final_at then version_final_at end, previous_version_final_at
+        )) as seconds_after_final
+    from {{ version_counts }}
+    where
+        (ingested_at > version_final_at or ingested_at > previous_version_final_at)
+        {%- if since %}
+        and (loaded_at > {{ late_data.timestamp_literal(since) }} or ingested_at > {{ late_data.timestamp_literal(since) }})
+        {%- endif %}
+{%- endmacro %}

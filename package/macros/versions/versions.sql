@@ -1,0 +1,121 @@
+{% macro new_versions(pipeline, delivered, version_columns, incremental) %}
+    {#- A select of the versions in `delivered` (the pipeline's model's rows, with their quarantine
+        reason) that its versions table does not hold yet, compared on every one of
+        `version_columns`: what arrived since its previous run. Everything when the table is built
+        from scratch (`incremental` false). A scheduled run looks at versions stamped from its
+        previous run minus var `write_delay_seconds` on (so a row written a little after its
+        ingested_at stamp is still found); a reconcile run at every version whose event time or
+        arrival lies in the checked range, so it also finds rows written later than that. Both
+        sides of the comparison are read with the same predicate on the stamps, which lets the
+        table format skip older files. A backfill loads nothing: it recomputes old partitions
+        from the versions loaded so far, and the next scheduled run loads what arrived since. -#}
+    {%- set versions = late_data.pipeline_relation(pipeline, 'versions') -%}
+    {%- if not incremental %}
+    -- Written in arrival order, so every file covers a narrow range of stamps and later runs,
+    -- which read by stamp, skip the files they do not need.
+    select * from {{ delivered }}
+    order by ingested_at
+    {%- else %}
+    select delivered.*
+    from {{ delivered }} as delivered
+    left anti join (
+        select {{ version_columns | join(', ') }}
+        from {{ versions }}
+        where {{ late_data.load_candidates(pipeline) }}
+    ) as loaded
+        on
+        {%- for column in version_columns %}
+            delivered.{{ column }} <=> loaded.{{ column }}{{ ' and' if not loop.last }}
+        {%- endfor %}
+    where {{ late_data.load_candidates(pipeline, relation_alias='delivered') }}
+    {%- endif %}
+{%- endmacro %}
+
+
+{% macro load_candidates(pipeline, relation_alias=none) %}
+    {#- SQL predicate over ingested_at and event_time (of `relation_alias`, if given): the versions a
+        run of the pipeline's versions table compares with those it holds (late_data.new_versions),
+        and every version without an ingested_at stamp. 'true' when its last run is unknown. -#}
+    {%- set prefix = relation_alias ~ '.' if relation_alias else '' -%}
+    {#- A version without a stamp is never counted but is loaded, so the quarantine shows it. -#}
+    {%- set unstamped = prefix ~ 'ingested_at is null' -%}
+    {%- if late_data.backfill() -%}
+        {{- return('false') -}}
+    {%- endif -%}
+    {%- set last_run_time = late_data.last_run(late_data.pipeline_relation(pipeline, 'versions')).get('any_run_time') -%}
+    {%- if last_run_time is none -%}
+        {{- return('true') -}}
+    {%- endif -%}
+    {%- set delay = late_data.seconds(late_data.write_delay_seconds()) -%}
+    {%- if late_data.reconcile() -%}
+        {%- set lower = late_data.checked_range_after(pipeline, last_run_time).lower - delay -%}
+        {{- return('(' ~ prefix ~ 'event_time >= ' ~ late_data.timestamp_literal(lower) ~ ' or ' ~ prefix ~ 'ingested_at >= '
+            ~ late_data.timestamp_literal(lower) ~ ' or ' ~ unstamped ~ ')') -}}
+    {%- endif -%}
+    {{- return('(' ~ prefix ~ 'ingested_at >= ' ~ late_data.timestamp_literal([last_run_time, late_data.run_time_value()] | min - delay)
+        ~ ' or ' ~ unstamped ~ ')') -}}
+{% endmacro %}
+
+
+{% macro windowed(relation, pipeline) %}
+    {#- A select of the versions of `relation` with their window (window_start, window_end),
+        final_at = window end + the pipeline's late window (the moment after which the window no
+        longer accepts rows), the result partition holding the window (its time partition and the
+        bucket of its series key) and, with a source_column, version_final_at: when the window
+        stops accepting rows of the version's own source. -#}
+    select
+        *,
+        {{ late_data.add_seconds('window_start', pipeline.window_size) }} as window_end,
+        {{ late_data.add_seconds('window_start', pipeline.window_size + pipeline.late_window) }} as final_at,
+        {%- if pipeline.source_column %}
+        timestamp_seconds(unix_seconds(window_start) + {{ pipeline.window_size }} + {{ late_data.source_late_window(pipeline) }}) as version_final_at,
+        {%- endif %}
+        {{ late_data.time_bucket('event_time', pipeline.partition_size) }} as partition_start,
+        {{ late_data.series_bucket(pipeline) }} as series_bucket
+    from (
+        select
+            *,
+            {{ late_data.time_bucket('event_time', pipeline.window_size) }} as window_start
+        from {{ relation }}
+    )
+{%- endmacro %}
+
+
+{% macro source_late_window(pipeline) %}
+    {#- SQL: the late window, in seconds, of each version's source, named by its source_column
+        value (a source the pipeline does not read takes the pipeline's own late window). -#}
+    case {{ pipeline.source_column }}
+    {%- for source_table, seconds in pipeline.late_window_by_source.items() if source_table %}
+        when {{ late_data.sql_string(source_table) }} then {{ seconds }}
+    {%- endfor %}
+        else {{ pipeline.late_window }}
+    end
+{%- endmacro %}
+
+
+{% macro series_bucket(pipeline) %}
+    {{- return(adapter.dispatch('series_bucket', 'late_data')(pipeline) | trim) -}}
+{% endmacro %}
+
+{% macro default__series_bucket(pipeline) %}
+    {#- An explicit bucket column (not a table-format transform), so Iceberg and Delta partition
+        the same way and a query can name the bucket it needs. -#}
+    cast(pmod(xxhash64({{ pipeline.series_key | join(', ') }}), {{ pipeline.series_buckets }}) as int)
+{%- endmacro %}
+
+
+{% macro counts_as_of(judged_at, superseded_at='superseded_at') %}
+    {#- True for a version that counts toward its window when judged at `judged_at` (a SQL
+        timestamp expression): it has arrived and no newer version of its event has. Expects
+        ingested_at and the arrival of the next version, `superseded_at` (null while newest). -#}
+    (ingested_at <= {{ judged_at }} and coalesce({{ superseded_at }} > {{ judged_at }}, true))
+{%- endmacro %}
+
+
+{% macro judged_at(run_time, final_at='final_at') %}
+    {#- When a window is judged as of `run_time`: at the earlier of run_time and its `final_at`, so a
+        final window is frozen and later arrivals never change it. A backfill with
+        include_too_late judges every window at run_time: the deliberate way to revise final windows. -#}
+    {%- set backfill = late_data.backfill() -%}
+    {{- return(run_time if backfill and backfill.include_too_late else 'least(' ~ run_time ~ ', ' ~ final_at ~ ')') -}}
+{% endmacro %}

@@ -1,0 +1,318 @@
+{% macro windows_to_write(window_checksums, pipeline, aggregates, plan) %}
+    {#- A select of the rows a pipeline's result table is given in this run, from `window_checksums`
+        (late_data.window_checksums) and what the result stores (the fresh-versus-stored
+        comparison), with the window's status (is_final), computed_at and invocation_id (the run
+        that last changed its published numbers or status) and written_at (the run that last wrote
+        its partition):
+        - first build or --full-refresh: every window;
+        - scheduled run: every window of the partitions (time partition and series bucket) where a
+          window changed or became final since the previous run, its stored checksums plus what
+          changed, in one pass over the changes and the stored rows of those partitions only;
+        - reconcile, backfill, or a pipeline with a min or max: the checked range recomputed and
+          compared with what is stored; every window of the partitions where one differs.
+        On incremental runs each row also says what happened to it, `window_change`: 'published'
+        (a published number or the status changed), 'checksum' (only the digest changed),
+        'unchanged' (kept in a rewritten partition) or 'vanished' (no counted version left: a
+        correction moved its only reading; a marker row that the write deletes), and
+        `window_repaired` (reconcile: the recomputation disagreed with what the arrival-driven path
+        would have stored). A run holds (writes nothing, and its changes wait for the next run)
+        while a history snapshot of the pipeline, selected in this invocation, has not recorded
+        the result's last run. -#}
+    {%- set result = late_data.pipeline_relation(pipeline) -%}
+    {%- set count_column = pipeline.count_column -%}
+    {%- set held = execute and plan.mode != 'rebuild' and late_data.histories_behind(pipeline) -%}
+    {%- if held and late_data.backfill() -%}
+        {%- do exceptions.raise_compiler_error(
+            "history snapshot " ~ held | join(', ') ~ " missed a run of " ~ result.identifier
+            ~ ": run a scheduled run first, so it records what that run published"
+        ) -%}
+    {%- endif -%}
+    {%- if execute -%}
+        {%- do late_data.check_series_buckets(pipeline) -%}
+        {%- do late_data.record_write(result, {'mode': 'held' if held else plan.mode, 'key_columns': late_data.key_columns(pipeline)}) -%}
+        {%- if held -%}
+            {%- do log('late-data: ' ~ result.identifier ~ ' holds this run: ' ~ held | join(', ')
+                ~ ' missed its last run and records it first', info=true) -%}
+        {%- endif -%}
+    {%- endif -%}
+    {%- if held %}
+    select * from (
+    {%- endif -%}
+    {%- if plan.mode == 'rebuild' %}
+    select
+        *,
+        final_at <= {{ late_data.run_time() }} as is_final,
+        {{ late_data.run_time() }} as computed_at,
+        '{{ invocation_id }}' as invocation_id,
+        {{ late_data.run_time() }} as written_at
+    from {{ window_checksums }}
+    where {{ count_column }} > 0
+    {%- elif plan.mode == 'delta' %}
+    {{- late_data.updated_windows(window_checksums, pipeline, aggregates, late_data.run_mode(pipeline).previous_run_time) }}
+    {%- else %}
+    {{- late_data.recomputed_windows(window_checksums, pipeline, aggregates, plan) }}
+    {%- endif %}
+    {%- if held %}
+    ) as held_windows
+    where false
+    {%- endif %}
+{%- endmacro %}
+
+
+{% macro updated_windows(window_checksums, pipeline, aggregates, previous_run_time) %}
+    {#- The scheduled path of late_data.windows_to_write: stored checksums plus changes, for every
+        window of the partitions where a window changed or became final. One join of the changes
+        with the stored windows a change can reach, and a window function per partition (picking
+        the partitions first and joining twice made Spark work the changes out four times). -#}
+    {%- set result = late_data.pipeline_relation(pipeline) -%}
+    {%- set key_columns = late_data.key_columns(pipeline) -%}
+    {%- set run_time = late_data.run_time() -%}
+    {%- set horizon = previous_run_time - late_data.seconds(pipeline.late_window + pipeline.window_size + late_data.write_delay_seconds()) -%}
+    {%- set lowest_partition = late_data.floor_to(horizon, pipeline.partition_size) -%}
+    {%- do late_data.record_write(result, {'checked_from': lowest_partition}) %}
+    with
+
+    window_changes as (
+
+        select *
+        from {{ window_checksums }}
+        where not ({% for name in aggregates.checksums %}{{ name }}__change = 0{{ ' and ' if not loop.last }}{% endfor %})
+
+    ),
+
+    stored_windows as (
+
+        select *
+        from {{ result }}
+        where partition_start >= {{ late_data.timestamp_literal(lowest_partition) }}
+
+    ),
+
+    joined_windows as (
+
+        select
+            {{- late_data.window_identity(key_columns, 'changes') }}
+            {%- for name, spec in aggregates.checksums.items() %}
+            {{ late_data.stored_plus_change(name, spec, 'changes') }} as {{ name }},
+            {%- endfor %}
+            {{- late_data.stored_columns(aggregates) }},
+            -- A window changed, or it becomes final now.
+            changes.{{ key_columns[0] }} is not null
+            or (not stored.is_final and stored.final_at <= {{ run_time }}) as is_moved
+        from stored_windows as stored
+        full outer join window_changes as changes
+            on {{ late_data.same_keys(key_columns, 'changes') }}
+
+    ),
+
+    updated_windows as (
+
+        select *
+        from (
+            select *, max(is_moved) over (partition by partition_start, series_bucket) as is_partition_rewritten
+            from joined_windows
+        )
+        where is_partition_rewritten
+
+    )
+
+    {{ late_data.written_windows('updated_windows', pipeline, aggregates) }}
+{%- endmacro %}
+
+
+{% macro recomputed_windows(window_checksums, pipeline, aggregates, plan) %}
+    {#- The recomputing path of late_data.windows_to_write: the checked range recomputed and compared
+        with what is stored; on a reconciliation, also with what the arrival-driven path would
+        have stored, to count the windows repaired. -#}
+    {%- set result = late_data.pipeline_relation(pipeline) -%}
+    {%- set key_columns = late_data.key_columns(pipeline) -%}
+    {%- set repairs = plan.counted_run_time is not none -%}
+    {%- set checked = late_data.checked_range_after(pipeline, late_data.last_run_time(result)) -%}
+    {%- do late_data.record_write(result, {'checked_from': checked.lower}) %}
+    with
+
+    fresh_windows as (
+
+        select *
+        from {{ window_checksums }}
+        where {{ late_data.range_predicate(checked) }}
+
+    ),
+
+    stored_windows as (
+
+        select *
+        from {{ result }}
+        where {{ late_data.range_predicate(checked) }}
+
+    ),
+
+    compared_windows as (
+
+        select
+            {{- late_data.window_identity(key_columns, 'fresh') }}
+            {%- for name, spec in aggregates.checksums.items() %}
+            cast(coalesce(fresh.{{ name }}, 0) as {{ spec.type }}) as {{ name }},
+            {%- endfor %}
+            {%- for name in aggregates.extremes %}
+            fresh.{{ name }},
+            {%- endfor %}
+            {%- if repairs %}
+            {{ late_data.window_repaired(aggregates) }} as window_repaired,
+            {%- endif %}
+            {{- late_data.stored_columns(aggregates) }}
+        from stored_windows as stored
+        full outer join fresh_windows as fresh
+            on {{ late_data.same_keys(key_columns, 'fresh') }}
+        where stored.{{ key_columns[0] }} is not null or fresh.{{ pipeline.count_column }} > 0
+
+    ),
+
+    compared_partitions as (
+
+        select
+            *,
+            max(not {{ late_data.same_aggregates(aggregates) }})
+                over (partition by partition_start, series_bucket) as is_partition_changed
+        from compared_windows
+
+    ),
+
+    updated_windows as (
+
+        select * from compared_partitions where is_partition_changed
+
+    )
+
+    {{ late_data.written_windows('updated_windows', pipeline, aggregates, repaired=repairs) }}
+{%- endmacro %}
+
+
+{% macro window_repaired(aggregates) %}
+    {#- SQL: reconciliation repairs the window: what the arrival-driven path would have stored
+        (stored plus what changed) differs from the recomputation `fresh`, or a row written too
+        late for that path changed the window. -#}
+    not (
+        {%- for name, spec in aggregates.checksums.items() %}
+        coalesce(fresh.{{ name }}, 0) = {{ late_data.stored_plus_change(name, spec, 'fresh') }} and
+        {%- endfor %}
+        not coalesce(fresh.changed_by_late_write, false)
+    )
+{%- endmacro %}
+
+
+{% macro written_windows(updated_windows, pipeline, aggregates, repaired=false) %}
+    {#- The final select of an incremental late_data.windows_to_write: `updated_windows` (new
+        aggregates next to the stored_* ones) with status, window_change, computed_at and
+        invocation_id. A negative count means the stored checksums drifted from the versions:
+        the run fails rather than publish it. -#}
+    {%- set run_time = late_data.run_time() -%}
+    {%- set count_column = pipeline.count_column -%}
+    {%- set key_columns = late_data.key_columns(pipeline) -%}
+    {%- set published = {'checksums': {}, 'extremes': aggregates.extremes} -%}
+    {%- for name, spec in aggregates.checksums.items() if spec.published -%}{%- do published.checksums.update({name: spec}) -%}{%- endfor %}
+    select
+        {%- for column in key_columns + ['final_at', 'partition_start', 'series_bucket'] %}
+        {{ column }},
+        {%- endfor %}
+        if(
+            {{ count_column }} < 0,
+            cast(raise_error(concat(
+                'late-data: the stored {{ count_column }} of {{ pipeline.alias }} window ',
+                concat_ws('|', {% for key in key_columns %}cast({{ key }} as string){{ ', ' if not loop.last }}{% endfor %}),
+                ' would become negative: the stored checksums drifted; run late-data reconcile'
+            )) as bigint),
+            {{ count_column }}
+        ) as {{ count_column }},
+        {%- for name, spec in aggregates.checksums.items() if name != count_column %}
+        cast({{ name }} as {{ spec.type }}) as {{ name }},
+        {%- endfor %}
+        {%- for name in aggregates.extremes %}
+        {{ name }},
+        {%- endfor %}
+        final_at <= {{ run_time }} as is_final,
+        window_change,
+        if(window_change = 'published', {{ run_time }}, stored_computed_at) as computed_at,
+        if(window_change = 'published', '{{ invocation_id }}', stored_invocation_id) as invocation_id,
+        -- Every row of a rewritten partition: what the next run compares with the audit to find a
+        -- run that wrote and was interrupted before it recorded its outcome.
+        {{ run_time }} as written_at,
+        {{ 'window_repaired' if repaired else 'false' }} as window_repaired
+    from (
+        select
+            *,
+            case
+                when {{ count_column }} = 0 then 'vanished'
+                when stored_{{ count_column }} is null then 'published'
+                when not {{ late_data.same_aggregates(published) }} then 'published'
+                when not {{ late_data.same_aggregates(aggregates, status=false) }} then 'checksum'
+                else 'unchanged'
+            end as window_change
+        from {{ updated_windows }}
+    )
+{%- endmacro %}
+
+
+{% macro check_series_buckets(pipeline) %}
+    {#- A result table's partitions are buckets of its series_buckets setting: changing it needs a rebuild. -#}
+    {%- set result = late_data.pipeline_relation(pipeline) -%}
+    {%- set last_buckets = late_data.last_run(result).get('series_buckets') -%}
+    {%- if late_data.builds_incrementally(pipeline) and last_buckets is not none and last_buckets != pipeline.series_buckets -%}
+        {%- do exceptions.raise_compiler_error(
+            "var series_buckets=" ~ pipeline.series_buckets ~ " differs from the " ~ last_buckets ~ " that "
+            ~ result.identifier ~ " was built with: rebuild it with --full-refresh"
+        ) -%}
+    {%- endif -%}
+{% endmacro %}
+
+
+{% macro window_identity(key_columns, other) %}
+    {#- The select list's first columns in a full outer join of `stored` windows with `other`:
+        each window's keys, final_at and partition (time partition and series bucket), from
+        whichever side has the window. -#}
+    {%- for column in key_columns + ['final_at', 'partition_start', 'series_bucket'] %}
+            coalesce(stored.{{ column }}, {{ other }}.{{ column }}) as {{ column }},
+    {%- endfor %}
+{%- endmacro %}
+
+
+{% macro stored_columns(aggregates) %}
+    {#- What `stored` holds for the window, as stored_<checksum>, stored_<extreme> and
+        stored_is_final, stored_computed_at, stored_invocation_id (no trailing comma). -#}
+    {%- for name in aggregates.checksums.keys() | list + aggregates.extremes.keys() | list %}
+            stored.{{ name }} as stored_{{ name }},
+    {%- endfor %}
+            stored.is_final as stored_is_final,
+            stored.computed_at as stored_computed_at,
+            stored.invocation_id as stored_invocation_id
+{%- endmacro %}
+
+
+{% macro same_keys(key_columns, other) %}
+    {#- Join condition: `stored` and `other` hold the same window. -#}
+    {%- for key in key_columns -%}
+        stored.{{ key }} = {{ other }}.{{ key }}{{ ' and ' if not loop.last }}
+    {%- endfor -%}
+{%- endmacro %}
+
+
+{% macro same_aggregates(aggregates, status=true) %}
+    {#- SQL, parenthesized: every checksum and extreme of `aggregates` equals its stored_ column
+        (null-safe) and, with `status`, the window's final status equals stored_is_final. -#}
+    {%- set names = aggregates.checksums.keys() | list + aggregates.extremes.keys() | list %}
+    (
+    {%- for name in names %}
+        {{ name }} <=> stored_{{ name }}{{ ' and' if not loop.last or status }}
+    {%- endfor %}
+    {%- if status %}
+        final_at <= {{ late_data.run_time() }} <=> stored_is_final
+    {%- endif %}
+    )
+{%- endmacro %}
+
+
+{% macro stored_plus_change(name, spec, changes) %}
+    {#- SQL: the stored checksum `name` plus what `changes` says changed (`name`__change), in the
+        spec's addend type, so the sum is exact. -#}
+    cast(coalesce(stored.{{ name }}, 0) as {{ spec.addend_type }}) + cast(coalesce({{ changes }}.{{ name }}__change, 0) as {{ spec.addend_type }})
+{%- endmacro %}
