@@ -1,8 +1,9 @@
-"""The overrides in macros/adapters follow dbt-spark and dbt-adapters code that an upgrade may change
-under them. Each override file names, in `upstream:` lines, the upstream macros and Python it
-follows with a fingerprint of their text; these tests fail when the installed text differs (the
-override must be compared with the new upstream and its fingerprint updated), when an upstream
-piece is gone, or when a project macro shadows an upstream one without naming it."""
+"""The package's and the demo's overrides of dbt-spark and dbt-adapters follow code that an upgrade
+may change under them. Each override file names, in `upstream:` lines, the upstream macros and
+Python it follows with a fingerprint of their text; these tests fail when the installed text
+differs (the override must be compared with the new upstream and its fingerprint updated), when
+an upstream piece is gone, or when a macro of the package or the demo shadows an upstream one
+without naming it."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
     from dbt.cli.main import dbtRunnerResult
 
 PROJECT_DIR = find_project_dir()
-ADAPTER_OVERRIDES = PROJECT_DIR / "macros" / "adapters"
+# The package's macros and the demo's own.
+MACRO_DIRS = (PROJECT_DIR / "package" / "macros", PROJECT_DIR / "macros")
 UPSTREAM_LINE = re.compile(
     r"upstream: (?P<package>dbt-spark|dbt-adapters) (?P<location>\S+) (?P<name>\S+) (?P<fingerprint>[0-9a-f]+)"
 )
@@ -92,10 +94,14 @@ def upstream_text(upstream: Upstream) -> str | None:
     return jinja_blocks(path.read_text()).get(upstream.name) if path.exists() else None
 
 
+def macro_files() -> list[Path]:
+    return sorted(path for directory in MACRO_DIRS for path in directory.rglob("*.sql"))
+
+
 def declared_upstreams() -> list[Upstream]:
     return [
-        Upstream(path.name, **match.groupdict())
-        for path in sorted(ADAPTER_OVERRIDES.glob("*.sql"))
+        Upstream(str(path.relative_to(PROJECT_DIR)), **match.groupdict())
+        for path in macro_files()
         for match in UPSTREAM_LINE.finditer(path.read_text())
     ]
 
@@ -124,10 +130,10 @@ def test_each_override_follows_the_installed_upstream(upstream: Upstream) -> Non
     text = upstream_text(upstream)
     assert text is not None, (
         f"{upstream.package} no longer has {upstream.name} ({upstream.location}): the override in "
-        f"macros/adapters/{upstream.override_file} follows something that is gone"
+        f"{upstream.override_file} follows something that is gone"
     )
     assert fingerprint(text) == upstream.fingerprint, (
-        f"{upstream.package}'s {upstream.name} changed since macros/adapters/{upstream.override_file} "
+        f"{upstream.package}'s {upstream.name} changed since {upstream.override_file} "
         f"followed it (fingerprint {upstream.fingerprint}, installed {fingerprint(text)}): compare the "
         "override with the installed text, carry the change over, then update the fingerprint"
     )
@@ -138,12 +144,12 @@ def test_every_override_names_what_it_replaces() -> None:
     declared = {(upstream.override_file, upstream.name) for upstream in declared_upstreams()}
     undeclared = [
         f"{path.relative_to(PROJECT_DIR)}: {name} replaces {shadowed}"
-        for path in sorted((PROJECT_DIR / "macros").rglob("*.sql"))
+        for path in macro_files()
         for name in jinja_blocks(path.read_text())
         if (shadowed := upstream_shadowed_by(name, upstream_names))
-        and (path.parent != ADAPTER_OVERRIDES or (path.name, shadowed) not in declared)
+        and (str(path.relative_to(PROJECT_DIR)), shadowed) not in declared
     ]
-    assert undeclared == [], "overrides belong in macros/adapters with an upstream: line each"
+    assert undeclared == [], "every override names what it follows, in an upstream: line of its file"
 
 
 def test_the_fingerprint_reader_finds_a_known_macro() -> None:
@@ -175,10 +181,13 @@ RUN_TIME = "2031-01-01 00:00:00"
 def project_copy(project: DbtProject, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     copy = tmp_path_factory.mktemp("overrides") / "project"
     shutil.copytree(
-        PROJECT_DIR, copy, ignore=shutil.ignore_patterns(".git", ".venv", ".late_data", "target", "logs", "python")
+        PROJECT_DIR,
+        copy,
+        ignore=shutil.ignore_patterns(".git", ".venv", ".late_data", "target", "logs", "python", "dbt_packages"),
     )
     (copy / "snapshots" / "plain_snapshot.sql").write_text(PLAIN_SNAPSHOT)
     (copy / "models" / "plain_view.sql").write_text(PLAIN_VIEW)
+    assert dbt_in(copy, "deps").success  # the late_data package, from the copy's package/
     project.spark  # noqa: B018 - starts the session the copy's dbt invocations reuse
     previous_schema = os.environ.get("LATE_DATA_SCHEMA")
     os.environ["LATE_DATA_SCHEMA"] = "adapter_overrides"
@@ -220,32 +229,23 @@ def test_a_changed_view_serves_its_new_query(project: DbtProject, project_copy: 
 
 
 @pytest.mark.parametrize(
-    ("setting", "configured", "changed_to"),
+    ("setting", "added"),
     [
-        (
-            "dbt_valid_to_current",
-            "hard_deletes='invalidate',",
-            "hard_deletes='invalidate', dbt_valid_to_current=\"to_timestamp('9999-12-31')\",",
-        ),
-        ("hard_deletes", "hard_deletes='invalidate',", "hard_deletes='new_record',"),
-        (
-            "snapshot_meta_column_names",
-            "hard_deletes='invalidate',",
-            "hard_deletes='invalidate', snapshot_meta_column_names={'dbt_valid_from': 'valid_from'},",
-        ),
+        ("dbt_valid_to_current", "dbt_valid_to_current: \"to_timestamp('9999-12-31')\""),
+        ("hard_deletes", "hard_deletes: new_record"),
+        ("snapshot_meta_column_names", "snapshot_meta_column_names: {dbt_valid_from: valid_from}"),
     ],
 )
-def test_a_history_with_a_setting_it_cannot_honour_is_refused(
-    project_copy: Path, setting: str, configured: str, changed_to: str
-) -> None:
-    history = project_copy / "snapshots" / "water_level_window_means_history.sql"
-    original = history.read_text()
+def test_a_history_with_a_setting_it_cannot_honour_is_refused(project_copy: Path, setting: str, added: str) -> None:
+    histories = project_copy / "snapshots" / "_snapshots.yml"
+    original = histories.read_text()
+    configured = "      unique_key: window_key\n      tags: [late_data, water_level]\n"
     assert configured in original
-    history.write_text(original.replace(configured, changed_to))
+    histories.write_text(original.replace(configured, configured + "      " + added + "\n"))
     try:
         outcome = dbt_in(project_copy, "snapshot", "--select", "water_level_window_means_history")
     finally:
-        history.write_text(original)
+        histories.write_text(original)
     assert not outcome.success
     # Refused before anything runs (on-run-start), and again by the snapshot itself.
     assert outcome.result is None and f"snapshot setting {setting}" in str(outcome.exception), outcome.exception

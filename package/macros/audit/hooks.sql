@@ -1,5 +1,5 @@
 {% macro on_run_start() %}
-    {#- The project's on-run-start hook (dbt_project.yml: on-run-start: "{{ late_data.on_run_start() }}").
+    {#- The project's on-run-start hook (dbt_project.yml: on-run-start calls late_data.on_run_start()).
         Before anything runs: every late-data setting checked; for commands that build, the
         sources' contracts, the parents that must exist, the run audit (created or given the
         columns it lacks) and the run time (only forward). Renders no SQL; a project or an
@@ -24,7 +24,7 @@
 
 
 {% macro on_run_end(results) %}
-    {#- The project's on-run-end hook (dbt_project.yml: on-run-end: "{{ late_data.on_run_end(results) }}"):
+    {#- The project's on-run-end hook (dbt_project.yml: on-run-end calls late_data.on_run_end(results)):
         one audit row per table of every late-data node that ran (late_data.record_runs), and
         what a warm process keeps of the warehouse brought up to date. Renders no SQL. -#}
     {%- if not execute or not late_data.filter_nodes('pipeline') -%}{{ return('') }}{%- endif -%}

@@ -2,7 +2,7 @@
     {#- A select of the versions of a late-data history (a relation, e.g. ref('my_history')) valid
         at `moment` ('YYYY-MM-DD HH:MM:SS' UTC, or a datetime): the result table as it stood right
         after the last run at or before that moment. Without `moment`: the current versions.
-        `dbt show --inline "{{ late_data.as_of(ref('my_history'), '2026-01-01 01:00:10') }}"`. -#}
+        E.g. dbt show --inline with late_data.as_of(ref('my_history'), '2026-01-01 01:00:10'). -#}
     {%- set at = none if moment is none else late_data.timestamp_literal(
         moment if moment is not string else late_data.parse_time(moment, 'as_of')) %}
     select *
@@ -18,15 +18,13 @@
 
 
 {% macro window_revisions(history, pipeline, count_column=none, value_column=none) %}
-    {#- A select of every version in a late-data `history`, per window, with its number, the change
-        from the previous version and a reason: `initial`, `backfill` (written by a backfill run),
-        `late_data` (more rows), `correction` (fewer rows, or another value at the same count: a
-        correction replaced or moved a row) or `finalized` (status only). `value_column` (default
-        the pipeline's first measure that is not its count) is the number whose change it shows. -#}
+    {#- Every version in a late-data `history`, per window, numbered, with the change from the previous
+        version and a reason: initial, backfill (a backfill run wrote it), late_data (more rows),
+        correction (fewer rows, or another value at the same count) or finalized (status only);
+        `value_column` (default: the first measure but the count) is the number whose change it shows. -#}
     {%- set key_columns = late_data.key_columns(pipeline) -%}
     {%- set count_column = count_column or pipeline.count_column -%}
-    {%- set values = pipeline.measures | rejectattr('kind', 'equalto', 'count') | map(attribute='name') | list -%}
-    {%- set value_column = value_column or (values | first) or count_column %}
+    {%- set value_column = value_column or (pipeline.measures | rejectattr('kind', 'equalto', 'count') | map(attribute='name') | first) or count_column %}
     with
 
     run_kinds as (

@@ -15,19 +15,7 @@
             ~ " (at least series_key and measures; docs/your-own-pipeline.md)"
         ) -%}
     {%- endif -%}
-    {%- for key in meta if key not in late_data.pipeline_keys() -%}
-        {%- do exceptions.raise_compiler_error(
-            named ~ ": unknown setting " ~ key ~ " (known: " ~ late_data.pipeline_keys() | join(', ') ~ ")"
-        ) -%}
-    {%- endfor -%}
-    {%- set window_size = late_data.pipeline_number(node, meta, 'window_size_seconds', 1) -%}
-    {%- set partition_size = late_data.pipeline_number(node, meta, 'partition_size_seconds', 1) -%}
-    {%- if partition_size % window_size != 0 -%}
-        {%- do exceptions.raise_compiler_error(
-            late_data.setting_name(node, meta, 'partition_size_seconds') ~ "=" ~ partition_size
-            ~ " must be a multiple of window_size_seconds=" ~ window_size ~ ": a window must lie in exactly one partition"
-        ) -%}
-    {%- endif -%}
+    {%- set window_size, partition_size = late_data.pipeline_sizes(node, meta) -%}
     {%- set measures = late_data.parse_measures(node, meta.get('measures')) -%}
     {%- set series_key = late_data.identifier_list(meta.get('series_key'), named ~ ': series_key') -%}
     {%- set inputs = [] -%}
@@ -59,6 +47,26 @@
     } -%}
     {%- do cache.update({node.unique_id: pipeline}) -%}
     {{- return(pipeline) -}}
+{% endmacro %}
+
+
+{% macro pipeline_sizes(node, meta) %}
+    {#- (window size, partition size) of a pipeline, checked: a window must lie in exactly one
+        partition; and its meta.late_data must hold no setting the package does not know. -#}
+    {%- for key in meta if key not in late_data.pipeline_keys() -%}
+        {%- do exceptions.raise_compiler_error(
+            "meta.late_data of model " ~ node.name ~ ": unknown setting " ~ key ~ " (known: " ~ late_data.pipeline_keys() | join(', ') ~ ")"
+        ) -%}
+    {%- endfor -%}
+    {%- set window_size = late_data.pipeline_number(node, meta, 'window_size_seconds', 1) -%}
+    {%- set partition_size = late_data.pipeline_number(node, meta, 'partition_size_seconds', 1) -%}
+    {%- if partition_size % window_size != 0 -%}
+        {%- do exceptions.raise_compiler_error(
+            late_data.setting_name(node, meta, 'partition_size_seconds') ~ "=" ~ partition_size
+            ~ " must be a multiple of window_size_seconds=" ~ window_size ~ ": a window must lie in exactly one partition"
+        ) -%}
+    {%- endif -%}
+    {{- return((window_size, partition_size)) -}}
 {% endmacro %}
 
 

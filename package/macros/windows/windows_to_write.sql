@@ -151,15 +151,7 @@
 
         select
             {{- late_data.window_identity(key_columns, 'fresh') }}
-            {%- for name, spec in aggregates.checksums.items() %}
-            cast(coalesce(fresh.{{ name }}, 0) as {{ spec.type }}) as {{ name }},
-            {%- endfor %}
-            {%- for name in aggregates.extremes %}
-            fresh.{{ name }},
-            {%- endfor %}
-            {%- if repairs %}
-            {{ late_data.window_repaired(aggregates) }} as window_repaired,
-            {%- endif %}
+            {{- late_data.fresh_columns(aggregates, repairs) }}
             {{- late_data.stored_columns(aggregates) }}
         from stored_windows as stored
         full outer join fresh_windows as fresh
@@ -185,6 +177,21 @@
     )
 
     {{ late_data.written_windows('updated_windows', pipeline, aggregates, repaired=repairs) }}
+{%- endmacro %}
+
+
+{% macro fresh_columns(aggregates, repairs) %}
+    {#- The recomputed aggregates of a window in a full outer join of `stored` with `fresh` (0 and
+        null where fresh has no row), and with `repairs` whether the reconciliation repairs it. -#}
+    {%- for name, spec in aggregates.checksums.items() %}
+            cast(coalesce(fresh.{{ name }}, 0) as {{ spec.type }}) as {{ name }},
+    {%- endfor %}
+    {%- for name in aggregates.extremes %}
+            fresh.{{ name }},
+    {%- endfor %}
+    {%- if repairs %}
+            {{ late_data.window_repaired(aggregates) }} as window_repaired,
+    {%- endif %}
 {%- endmacro %}
 
 
