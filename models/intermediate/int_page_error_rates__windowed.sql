@@ -31,7 +31,10 @@ countable_counts as (
 
 windowed_counts as (
 
-    {{ late_data.windowed('countable_counts', late_data.pipeline_named('page_error_rates', stand_in={'series_key': ['page'], 'source_column': 'source_table'})) }}
+    {{ late_data.windowed(
+        'countable_counts',
+        late_data.pipeline_named('page_error_rates', stand_in={'series_key': ['page'], 'source_column': 'source_table'}),
+    ) }}
 
 )
 

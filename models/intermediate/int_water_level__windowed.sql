@@ -18,7 +18,10 @@ countable_readings as (
 
 windowed_readings as (
 
-    {{ late_data.windowed('countable_readings', late_data.pipeline_named('water_level_window_means', stand_in={'series_key': ['location']})) }}
+    {{ late_data.windowed(
+        'countable_readings',
+        late_data.pipeline_named('water_level_window_means', stand_in={'series_key': ['location']}),
+    ) }}
 
 )
 

@@ -1,0 +1,69 @@
+"""Lint-time stand-ins for the late_data package's macros (sqlfluff's jinja templater reaches a
+package's namespace, `late_data.x(...)`, through a Python module of that name in library_path; it
+has no dbt adapter, graph or run_query). Each returns SQL of the same shape as the real macro."""
+
+RUN_TIME = "timestamp'2026-01-01 01:00:10'"
+
+
+class _Pipeline(dict):
+    """A pipeline's settings, readable as attributes as in Jinja."""
+
+    __getattr__ = dict.get
+
+
+def pipeline_named(name, stand_in=None):
+    settings = _Pipeline(
+        name=name,
+        series_key=["series_key"],
+        source_column=None,
+        window_size=60,
+        partition_size=600,
+        late_window=3600,
+        late_window_by_source={},
+    )
+    settings.update(stand_in or {})
+    return settings
+
+
+def windowed(relation, pipeline):
+    return (
+        "select *, window_start + interval 60 second as window_end, window_start + interval 3660 second as final_at,"
+        " window_start + interval 3660 second as version_final_at, window_start as partition_start,"
+        f" 0 as series_bucket from {relation}"
+    )
+
+
+def run_time():
+    return RUN_TIME
+
+
+def counts_as_of(judged_at, superseded_at="superseded_at"):
+    return f"(ingested_at <= {judged_at} and coalesce({superseded_at} > {judged_at}, true))"
+
+
+def judged_at(run_time, final_at="final_at"):
+    return f"least({run_time}, {final_at})"
+
+
+def as_of(history, moment=None):
+    return f"select * from {history} where dbt_valid_to is null"
+
+
+def window_revisions(history, pipeline, count_column=None, value_column=None):
+    return f"select *, 1 as version_number from {history}"
+
+
+def target_share():
+    return 0.999
+
+
+def exact_sum_bound():
+    return "1e19"
+
+
+def count_bound():
+    return 2147483647
+
+
+def plain_identifier(name, value):
+    return value
