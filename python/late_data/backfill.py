@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import logging
+import math
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -13,6 +14,7 @@ from typing import Any
 from tqdm import tqdm
 
 from late_data.dbt_project import DbtProject
+from late_data.pipelines import Pipeline, scheduled_nodes
 from late_data.timeutil import floor_to, format_timestamp
 
 log = logging.getLogger(__name__)
@@ -22,28 +24,25 @@ log = logging.getLogger(__name__)
 class ResultTable:
     """A late-data result table and how its partitions are totalled in a change manifest."""
 
-    name: str
+    name: str  # schema.table
     rows: str  # SQL aggregate: raw rows counted in the partition
-    total: str  # SQL aggregate: the partition's summed measure
+    total: str  # SQL aggregate: the partition's summed measures (null without a sum measure)
     digest: str  # the digest column
 
+    @classmethod
+    def of(cls, pipeline: Pipeline) -> ResultTable:
+        sums = [measure.name for measure in pipeline.measures if measure.kind == "sum"]
+        return cls(
+            pipeline.result,
+            f"sum({pipeline.count_column})",
+            f"sum({' + '.join(sums)})" if sums else "cast(null as decimal(38, 9))",
+            pipeline.digest,
+        )
 
-RESULT_TABLES = (
-    ResultTable("water_level_window_means", "sum(reading_count)", "sum(value_sum)", "readings_digest"),
-    ResultTable("page_error_rates", "sum(counted_rows)", "sum(error_count + view_count)", "counts_digest"),
-)
 
 # The result tables and their history snapshots, from the versions loaded so far (a backfill loads
 # none: the next scheduled run loads and applies what arrived; the histories list no too-late rows).
-BACKFILL_RUN = [
-    "build",
-    "--select",
-    "+tag:late_data",
-    "--resource-type",
-    "model",
-    "--resource-type",
-    "snapshot",
-]
+BACKFILL_RUN = ["build", "--resource-type", "model", "--resource-type", "snapshot", "--select"]
 
 
 @dataclass(frozen=True)
@@ -80,15 +79,15 @@ def chunk_bounds(
 
 
 def partition_totals(
-    spark: Any, schema: str, table: ResultTable, lower: datetime, upper: datetime
+    spark: Any, table: ResultTable, lower: datetime, upper: datetime
 ) -> dict[datetime, PartitionTotals]:
-    if not spark.catalog.tableExists(f"{schema}.{table.name}"):
+    if not spark.catalog.tableExists(table.name):
         return {}
     rows = spark.sql(
         f"""
         select partition_start, count(*) as windows, {table.rows} as counted_rows,
             {table.total} as total, sum({table.digest}) as digest
-        from {schema}.{table.name}
+        from {table.name}
         where partition_start >= timestamp'{format_timestamp(lower)}'
             and partition_start < timestamp'{format_timestamp(upper)}'
         group by partition_start
@@ -118,6 +117,7 @@ def diff_totals(
 
 def run_backfill(
     project: DbtProject,
+    pipelines: list[Pipeline],
     start: datetime,
     end: datetime,
     chunk: timedelta,
@@ -125,23 +125,21 @@ def run_backfill(
     run_time: datetime,
     manifest_dir: Path,
 ) -> tuple[list[PartitionChange], Path]:
-    """Recompute the partitions of every result table overlapping [start, end) chunk by chunk, record
-    the revisions (reason `backfill`) and write the change manifest; returns the changes and the
-    manifest path."""
-    partition_seconds = int(project.setting("partition_size_seconds"))
-    schema = project.target_schema()
+    """Recompute the partitions of the pipelines' result tables overlapping [start, end) chunk by
+    chunk, record the revisions (reason `backfill`) and write the change manifest; returns the
+    changes and the manifest path. Chunks begin on every pipeline's partition boundaries (the
+    least common multiple of their sizes), so no partition is done twice."""
+    partition_seconds = math.lcm(*(pipeline.partition_size_seconds for pipeline in pipelines))
+    tables = [ResultTable.of(pipeline) for pipeline in pipelines]
     changes: list[PartitionChange] = []
     for lower, upper in tqdm(chunk_bounds(start, end, chunk, partition_seconds), desc="backfill", unit="chunk"):
         partitions_from = floor_to(lower, partition_seconds)
         partitions_to = floor_to(upper - timedelta(microseconds=1), partition_seconds) + timedelta(
             seconds=partition_seconds
         )
-        before = {
-            table: partition_totals(project.spark, schema, table, partitions_from, partitions_to)
-            for table in RESULT_TABLES
-        }
+        before = {table: partition_totals(project.spark, table, partitions_from, partitions_to) for table in tables}
         project.invoke(
-            BACKFILL_RUN,
+            [*BACKFILL_RUN, scheduled_nodes(pipelines)],
             {
                 "run_time": format_timestamp(run_time),
                 "backfill": {
@@ -152,8 +150,8 @@ def run_backfill(
             },
         )
         for table, totals in before.items():
-            after = partition_totals(project.spark, schema, table, partitions_from, partitions_to)
-            changes += diff_totals(table.name, totals, after)
+            after = partition_totals(project.spark, table, partitions_from, partitions_to)
+            changes += diff_totals(table.name.split(".")[-1], totals, after)
     manifest_dir.mkdir(parents=True, exist_ok=True)
     manifest = manifest_dir / f"backfill_{start:%Y%m%dT%H%M%S}_{end:%Y%m%dT%H%M%S}_at_{run_time:%Y%m%dT%H%M%S}.csv"
     with manifest.open("w", newline="") as handle:

@@ -27,11 +27,12 @@ from late_data.environment import (
     delta_jars_unavailable,
     prepare_environment,
 )
-from late_data.explain import DEFAULT_SELECTION, MODES, compile_run, render_run, write_runs
+from late_data.explain import MODES, compile_run, render_run, write_runs
 from late_data.generator import LATENESS_PROFILES, PageScenario, Scenario
-from late_data.oracle import WINDOW_MEANS_COLUMNS, WindowSettings, compare_means, expected_window_means
+from late_data.oracle import Comparison, compare_windows, expected_windows
 from late_data.pipeline import Upkeep, run_pipeline, run_real_clock, run_simulated, scenario_feed, scheduled_selection
-from late_data.raw_tables import create_raw_tables, require_raw_tables
+from late_data.pipelines import Pipeline, compiled_select, scheduled_nodes, select_pipelines
+from late_data.raw_tables import create_raw_tables, require_raw_tables, require_sources
 from late_data.status import history_as_of, published_run, read_status, require_built
 from late_data.timeutil import format_timestamp, parse_timestamp, utc_now
 
@@ -145,6 +146,18 @@ def page_scenario_from(args: argparse.Namespace) -> PageScenario | None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="late-data", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument(
+        "--project-dir",
+        type=Path,
+        default=None,
+        help="the dbt project (default: LATE_DATA_PROJECT_DIR, else this repository's demo)",
+    )
+    parser.add_argument(
+        "--profiles-dir",
+        type=Path,
+        default=None,
+        help="where profiles.yml is (default: DBT_PROFILES_DIR, the project, its profiles/, ~/.dbt)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     commands.add_parser(
@@ -222,13 +235,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--out", type=Path, default=Path("bench"), help="directory for results.csv/.md/.png")
 
-    check = commands.add_parser("check", help="compare every window with a from-scratch recomputation")
+    check = commands.add_parser(
+        "check", help="compare every window of every pipeline with a from-scratch recomputation by its measures"
+    )
     check.add_argument(
         "--run-time",
         type=parse_time,
         default=None,
         help="check as of the last run at or before this time (default: the last run)",
     )
+    check.add_argument("--pipeline", action="append", help="check only this pipeline (its model's name; repeatable)")
 
     cluster = commands.add_parser(
         "cluster", help="a shared catalog (PostgreSQL + Hive metastore), Spark master, workers and Thrift Server"
@@ -245,7 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("--run-time", type=parse_time, required=True)
     explain.add_argument("--mode", choices=MODES, action="append", help="repeatable; default: scheduled")
-    explain.add_argument("--select", default=None, help=f"dbt selection (default: {DEFAULT_SELECTION})")
+    explain.add_argument("--select", default=None, help="dbt selection (default: every pipeline and its history)")
     explain.add_argument("--out", type=Path, default=None, help="write <mode>.sql files here instead of printing")
 
     commands.add_parser(
@@ -261,6 +277,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.project_dir is not None:
+        os.environ["LATE_DATA_PROJECT_DIR"] = str(args.project_dir.resolve())
+    if args.profiles_dir is not None:
+        os.environ["DBT_PROFILES_DIR"] = str(args.profiles_dir.resolve())
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -321,9 +341,17 @@ def writer_lock(environment: ProjectEnvironment, command: str) -> WriterLock | N
 
 
 def raw_tables(project: DbtProject) -> dict[str, str]:
-    """The raw tables by name; refused, naming them, when one is missing (only `setup` and
+    """The demo's raw tables by name; refused, naming them, when one is missing (only `setup` and
     `generate` create them)."""
     return require_raw_tables(project.query, project.raw_schema())
+
+
+def pipelines_with_sources(project: DbtProject, names: list[str] | None = None) -> list[Pipeline]:
+    """The project's late-data pipelines (or those named), each source table they read there:
+    a run on a missing source would read nothing and report success."""
+    pipelines = select_pipelines(project, names)
+    require_sources(project.query, [relation for pipeline in pipelines for _, relation in pipeline.sources])
+    return pipelines
 
 
 def require_range(start: datetime, end: datetime, start_flag: str, end_flag: str) -> None:
@@ -379,6 +407,7 @@ def schedule_command(args: argparse.Namespace) -> int:
         require_range(args.origin, args.end, "--origin", "--end")
     scenario, pages = scenario_from(args), page_scenario_from(args)
     project = open_project(writer="schedule")
+    pipelines_with_sources(project)
     feed = scenario_feed(project, raw_tables(project), args.origin, scenario, pages)
     interval, offset = timedelta(seconds=args.interval), timedelta(seconds=args.offset)
     upkeep = Upkeep(reconcile_every=args.reconcile_every, maintain_every=args.maintain_every)
@@ -393,10 +422,11 @@ def schedule_command(args: argparse.Namespace) -> int:
 def backfill_command(args: argparse.Namespace) -> int:
     require_range(args.start, args.end, "--from", "--to")
     project = open_project(writer="backfill")
-    raw_tables(project)
+    pipelines = pipelines_with_sources(project)
     require_built(project)
     changes, manifest = run_backfill(
         project,
+        pipelines,
         args.start,
         args.end,
         timedelta(hours=args.chunk_hours),
@@ -452,42 +482,50 @@ def bench_command(args: argparse.Namespace) -> int:
 
 
 def check_command(args: argparse.Namespace) -> int:
-    """Exit 1 on any mismatched window, so a scheduler or CI can alert on it. The result table
-    holds its last run; a run time before that is checked in the history, as that run left it."""
+    """Exit 1 on any mismatched window, so a scheduler or CI can alert on it."""
     project = open_project()
-    source = raw_tables(project)["water_level_readings"]
+    pipelines = pipelines_with_sources(project, args.pipeline)
     require_built(project)
-    model = "water_level_window_means"
-    run = published_run(project, model, args.run_time)
+    comparisons = [check_pipeline(project, pipeline, args.run_time) for pipeline in pipelines]
+    windows = sum(comparison.windows_checked for comparison in comparisons)
+    mismatched = sum(comparison.mismatched for comparison in comparisons)
+    print(f"check: {windows} windows checked, {mismatched} mismatched")
+    return 1 if mismatched else 0
+
+
+def check_pipeline(project: DbtProject, pipeline: Pipeline, run_time: datetime | None) -> Comparison:
+    """One pipeline against its oracle (oracle.expected_windows) as of its last run at or before
+    `run_time`: the result table holds its last run; an earlier one is read from its history, as
+    that run left it."""
+    model = pipeline.result.split(".")[-1]
+    run = published_run(project, model, run_time)
     if run.at is None:
         raise SetupError(
-            f"no run wrote {model} by {format_timestamp(args.run_time)}"
+            f"no run wrote {model} by {format_timestamp(run_time) if run_time else 'now'}"
             + (f": its first run is later; its last is at {format_timestamp(run.latest)}" if run.latest else "")
         )
-    if args.run_time is not None and run.at != args.run_time:
-        print(f"check: no run at {format_timestamp(args.run_time)}; checking the last one before it, at {run.at}")
-    settings = WindowSettings(
-        window_size_seconds=int(project.setting("window_size_seconds")),
-        late_window_seconds=int(project.setting("late_window_seconds")),
-    )
-    table = f"{project.target_schema()}.{model}"
-    stored = (
-        project.spark.table(table)
-        if run.at == run.latest
-        else history_as_of(project.spark, f"{table}_history", run.at, WINDOW_MEANS_COLUMNS)
-    )
-    comparison = compare_means(expected_window_means(project.spark, source, run.at, settings), stored)
-    print(f"check: {comparison.windows_checked} windows checked, {comparison.mismatched} mismatched")
-    return 1 if comparison.mismatched else 0
+    if run_time is not None and run.at != run_time:
+        print(
+            f"check: {pipeline.name}: no run at {format_timestamp(run_time)}; checking the last one before it, at {run.at}"
+        )
+    if run.at == run.latest:
+        stored = project.spark.table(pipeline.result)
+    elif pipeline.history is not None:
+        columns = ", ".join(["window_start", *pipeline.series_key, *(m.name for m in pipeline.measures), "is_final"])
+        stored = history_as_of(project.spark, pipeline.history, run.at, columns)
+    else:
+        raise SetupError(f"{pipeline.name} has no history snapshot: only its last run ({run.latest}) can be checked")
+    expected = expected_windows(project.spark, pipeline, compiled_select(project, pipeline), run.at)
+    comparison = compare_windows(expected, stored, pipeline)
+    print(f"check: {pipeline.name}: {comparison.windows_checked} windows checked, {comparison.mismatched} mismatched")
+    return comparison
 
 
 def reconcile_command(args: argparse.Namespace) -> int:
     project = open_project(writer="reconcile")
-    raw_tables(project)
+    pipelines_with_sources(project)
     require_built(project)
-    report = run_pipeline(
-        project, args.run_time or utc_now(), scheduled_selection(None, first_run=False), reconcile=True
-    )
+    report = run_pipeline(project, args.run_time or utc_now(), scheduled_selection(project), reconcile=True)
     print(report.line())
     print(f"reconcile: {report.windows_repaired} windows repaired")
     return 0
@@ -497,12 +535,13 @@ def explain_command(args: argparse.Namespace) -> int:
     project = open_project()
     require_built(project)
     modes = tuple(args.mode or ("scheduled",))
+    select = args.select or scheduled_nodes(select_pipelines(project))
     if args.out is not None:
-        for path in write_runs(project, args.run_time, modes, args.out, args.select):
+        for path in write_runs(project, args.run_time, modes, args.out, select):
             print(f"explain: wrote {path}")
         return 0
     for mode in modes:
-        print(render_run(compile_run(project, args.run_time, mode, args.select), mode, args.run_time))
+        print(render_run(compile_run(project, args.run_time, mode, select), mode, args.run_time))
     return 0
 
 

@@ -68,6 +68,7 @@ class DbtProject:
         self._thrift_cursor: Any = None
         self._classpath_checked = False
         self._var_defaults: dict[str, Any] | None = None
+        self._cached: dict[str, dict[str, Any]] = {}
 
     @property
     def spark(self) -> Any:
@@ -148,6 +149,14 @@ class DbtProject:
         dbt_project.yml read from the environment (the target schema, the table format...)."""
         settings = {name: value for name, value in os.environ.items() if name.startswith(PARSE_SETTINGS)}
         return json.dumps([self.project_vars, settings], sort_keys=True, default=str)
+
+    def cached(self, key: str) -> Any:
+        """What `cache` kept under `key` for the current project vars, or None."""
+        return self._cached.get(self._parse_key(), {}).get(key)
+
+    def cache(self, key: str, value: Any) -> None:
+        """Keep something worked out from the parsed project (the pipelines), for its vars."""
+        self._cached.setdefault(self._parse_key(), {})[key] = value
 
     def forget_warehouse_state(self) -> None:
         """Forget what the macros remember of the warehouse across invocations (its relations,
@@ -285,7 +294,16 @@ class DbtProject:
         return self._var_defaults[name]
 
     def target_schema(self) -> str:
-        return os.environ.get("LATE_DATA_SCHEMA", "analytics")
+        """The profile target's schema, which holds the run audit: LATE_DATA_SCHEMA (what this
+        repository's profiles.yml reads), else what dbt says for the project's own profile."""
+        configured = os.environ.get("LATE_DATA_SCHEMA")
+        if configured:
+            return configured
+        if self.cached("target_schema") is None:
+            from late_data.pipelines import find_pipelines
+
+            find_pipelines(self)
+        return str(self.cached("target_schema") or "analytics")
 
     def raw_schema(self) -> str:
         """Where the raw tables live: the var `raw_schema` (dbt_project.yml's default or this

@@ -91,7 +91,7 @@ class ProjectEnvironment:
 
     @property
     def profiles_dir(self) -> Path:
-        return self.project_dir / "profiles"
+        return find_profiles_dir(self.project_dir)
 
     @property
     def dbt_log_dir(self) -> Path:
@@ -106,8 +106,22 @@ class ProjectEnvironment:
         return self.home / "jars" / "iceberg-spark-runtime.jar"
 
 
+def find_profiles_dir(project_dir: Path) -> Path:
+    """Where dbt's profiles.yml is, found as dbt finds it: DBT_PROFILES_DIR (`late-data
+    --profiles-dir` sets it), the project directory, then ~/.dbt; and this repository's own
+    layout, profiles/ in the project, before ~/.dbt."""
+    configured = os.environ.get("DBT_PROFILES_DIR")
+    if configured:
+        return Path(configured)
+    for candidate in (project_dir, project_dir / "profiles"):
+        if (candidate / "profiles.yml").is_file():
+            return candidate
+    return Path.home() / ".dbt"
+
+
 def find_project_dir() -> Path:
-    """The dbt project: LATE_DATA_PROJECT_DIR, else the checkout this package lives in."""
+    """The dbt project: LATE_DATA_PROJECT_DIR (`late-data --project-dir` sets it), else the checkout
+    this package lives in (the demo)."""
     configured = os.environ.get("LATE_DATA_PROJECT_DIR")
     candidate = Path(configured) if configured else Path(__file__).resolve().parents[2]
     if not (candidate / "dbt_project.yml").is_file():

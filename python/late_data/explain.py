@@ -21,7 +21,6 @@ from late_data.dbt_project import DbtProject
 from late_data.timeutil import format_timestamp
 
 MODES = ("scheduled", "rebuild", "reconcile")
-DEFAULT_SELECTION = "tag:late_data"
 NODE_HEADER = "-- node: "
 EXPLAINED = "late-data explain "
 _INVOCATION_ID = re.compile(r"'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'")
@@ -60,7 +59,7 @@ class ExplainedSteps:
             self.steps.append(json.loads(event.data.msg[len(EXPLAINED) :]))
 
 
-def compile_run(project: DbtProject, run_time: datetime, mode: str, select: str | None = None) -> list[CompiledNode]:
+def compile_run(project: DbtProject, run_time: datetime, mode: str, select: str) -> list[CompiledNode]:
     """The statements of the selected late-data nodes as a `mode` run at `run_time` would run them,
     in the order dbt runs them."""
     if mode not in MODES:
@@ -70,7 +69,7 @@ def compile_run(project: DbtProject, run_time: datetime, mode: str, select: str 
         "--threads",
         "1",
         "--select",
-        select or DEFAULT_SELECTION,
+        select,
         "--resource-type",
         "model",
         "--resource-type",
@@ -97,7 +96,7 @@ def compile_run(project: DbtProject, run_time: datetime, mode: str, select: str 
         for step in explained.steps
     ]
     if not compiled:
-        raise ValueError(f"--select {select or DEFAULT_SELECTION!r} selects no late-data model or snapshot")
+        raise ValueError(f"--select {select!r} selects no late-data model or snapshot")
     return compiled
 
 
@@ -119,7 +118,7 @@ def parse_rendered(text: str) -> dict[str, str]:
 
 
 def write_runs(
-    project: DbtProject, run_time: datetime, modes: tuple[str, ...], out_dir: Path, select: str | None = None
+    project: DbtProject, run_time: datetime, modes: tuple[str, ...], out_dir: Path, select: str
 ) -> list[Path]:
     """Each mode's rendered run into out_dir/<mode>.sql."""
     out_dir.mkdir(parents=True, exist_ok=True)

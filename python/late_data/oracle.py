@@ -275,3 +275,114 @@ def _not_finite(column: Any) -> Any:
     from pyspark.sql import functions as F
 
     return F.coalesce(F.isnan(column) | (F.abs(column) == F.lit(float("inf"))), F.lit(False))
+
+
+# The generic oracle: any late-data pipeline, recomputed from its model's select by its declared
+# measures (late_data.pipelines.Pipeline), with the same contract written independently of the macros.
+INTEGER_TYPES = ("tinyint", "smallint", "int", "bigint")
+
+
+def countable(frame: Any, pipeline: Any) -> Any:
+    """Column predicate over a pipeline's delivered versions: every column it reads is set, every
+    measure column within what its sum holds (a fractional one finite and below EXACT_SUM_BOUND, an
+    integer one at most COUNT_BOUND in magnitude), and the model's own quarantine_reason, if it
+    selects one, null."""
+    from pyspark.sql import functions as F
+
+    types = dict(frame.dtypes)
+    inputs = [measure.column for measure in pipeline.measures if measure.column]
+    required = [*pipeline.event_key, *pipeline.series_key, "event_time", *inputs, "ingested_at"]
+    if pipeline.source_column:
+        required.append(pipeline.source_column)
+    predicate = F.lit(True)
+    for column in required:
+        predicate = predicate & F.col(column).isNotNull()
+    for column in dict.fromkeys(inputs):
+        value = F.col(column)
+        if types[column] in INTEGER_TYPES:
+            predicate = predicate & (F.abs(value) <= COUNT_BOUND)
+        else:
+            predicate = predicate & ~F.isnan(value) & (F.abs(value) < EXACT_SUM_BOUND)
+    if "quarantine_reason" in types:
+        predicate = predicate & F.col("quarantine_reason").isNull()
+    return predicate
+
+
+def expected_windows(spark: Any, pipeline: Any, delivered_sql: str, run_time: datetime) -> Any:
+    """Per window and series: the pipeline's measures over the versions that count as of
+    `run_time` (per event, the newest version ingested by min(run_time, its window's end + its
+    source's late window), if its event time falls in that window), and is_final (the pipeline's
+    largest late window has passed)."""
+    from pyspark.sql import functions as F
+
+    delivered = spark.sql(delivered_sql)
+    size = pipeline.window_size_seconds
+    late = F.lit(pipeline.late_window_seconds)
+    if pipeline.source_column:
+        for source, seconds in pipeline.late_window_by_source.items():
+            if source:
+                late = F.when(F.col(pipeline.source_column) == source, F.lit(seconds)).otherwise(late)
+    keys = ["window_start", *pipeline.series_key]
+    inputs = list(dict.fromkeys(measure.column for measure in pipeline.measures if measure.column))
+    versions = (
+        delivered.where(countable(delivered, pipeline))
+        .where(F.col("ingested_at") <= F.lit(run_time))
+        .withColumn("window_start", F.timestamp_seconds(F.floor(F.unix_seconds("event_time") / size) * size))
+        .withColumn(
+            "horizon", F.least(F.lit(run_time), F.timestamp_seconds(F.unix_seconds("window_start") + size + late))
+        )
+    )
+    order_key = F.struct("ingested_at", "event_time", *pipeline.tie_breaker)
+    candidates = versions.select(
+        *[F.col(key).alias(f"candidate_{key}") for key in pipeline.event_key],
+        F.col("ingested_at").alias("candidate_ingested_at"),
+        order_key.alias("candidate_key"),
+    )
+    same_event = F.lit(True)
+    for key in pipeline.event_key:
+        same_event = same_event & (F.col(key) == F.col(f"candidate_{key}"))
+    counted = (
+        versions.where(F.col("ingested_at") <= F.col("horizon"))
+        .withColumn("own_key", order_key)
+        .join(candidates, same_event & (F.col("candidate_ingested_at") <= F.col("horizon")))
+        .groupBy(*pipeline.event_key, "own_key", *keys, *inputs)
+        .agg(F.max("candidate_key").alias("newest_key"))
+        .where(F.col("own_key") == F.col("newest_key"))
+    )
+    types = dict(delivered.dtypes)
+    aggregates = []
+    for measure in pipeline.measures:
+        if measure.kind == "count":
+            aggregates.append(F.count(F.lit(1)).alias(measure.name))
+        elif measure.kind == "sum":
+            exact = (
+                measure.column
+                if types[measure.column] in INTEGER_TYPES
+                else F.col(measure.column).cast("decimal(28,9)")
+            )
+            aggregates.append(F.sum(exact).alias(measure.name))
+        elif measure.kind == "mean":
+            aggregates.append(F.avg(measure.column).alias(measure.name))
+        elif measure.kind in ("min", "max"):
+            aggregates.append(getattr(F, measure.kind)(measure.column).alias(measure.name))
+    windows = counted.groupBy(*keys).agg(*aggregates)
+    for measure in pipeline.measures:
+        if measure.kind == "expression":
+            windows = windows.withColumn(measure.name, F.expr(measure.expression))
+    final_at = F.timestamp_seconds(F.unix_seconds("window_start") + size + pipeline.late_window_seconds)
+    return windows.withColumn("is_final", final_at <= F.lit(run_time))
+
+
+def compare_windows(expected: Any, actual: Any, pipeline: Any) -> Comparison:
+    """Every window of `expected` (expected_windows) and of `actual` (the pipeline's result table,
+    or its history as of a run), matched both ways: counts, sums, minima, maxima and the status
+    exactly, means and expressions within the tolerance."""
+    approximate = [measure.name for measure in pipeline.measures if measure.kind in ("mean", "expression")]
+    exact = [measure.name for measure in pipeline.measures if measure.name not in approximate]
+    return compare(
+        expected,
+        actual,
+        keys=["window_start", *pipeline.series_key],
+        exact_columns=[*exact, "is_final"],
+        approximate_columns=approximate,
+    )

@@ -7,13 +7,13 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import overload
 
 from tqdm import tqdm
 
 from late_data.dbt_project import DbtInvocationError, DbtProject, condense
 from late_data.environment import SetupError
 from late_data.generator import PageScenario, Scenario, generate, generate_page_counts
+from late_data.pipelines import scheduled_nodes, select_pipelines
 from late_data.status import fed_until, resume_point
 from late_data.timeutil import floor_to, format_timestamp
 
@@ -48,17 +48,23 @@ SCHEDULED_BUILD = ["build", "--resource-type", "seed", "--resource-type", "model
 Feed = Callable[[datetime, datetime], None]
 
 
-@overload
-def scheduled_selection(pipeline_tag: str, first_run: bool) -> str: ...
-@overload
-def scheduled_selection(pipeline_tag: None, first_run: bool) -> str | None: ...
-def scheduled_selection(pipeline_tag: str | None, first_run: bool) -> str | None:
+def scheduled_selection(
+    project: DbtProject | None, pipeline_tag: str | None = None, first_run: bool = False
+) -> str | None:
     """What a scheduled run builds. The first run of a process builds the whole DAG (views too, so
-    a changed model or setting takes effect); later runs only the late-data models and snapshots,
-    the only nodes whose content depends on the run time. `pipeline_tag` (water_level, page_error_rates)
-    limits both to one pipeline."""
+    a changed model or setting takes effect); later runs only the late-data pipelines and their
+    histories, the only nodes whose content depends on the run time. `pipeline_tag` (a dbt tag,
+    e.g. the demo's water_level) limits both to the nodes tagged with it."""
     if first_run:
         return f"+tag:{pipeline_tag}" if pipeline_tag else None
+    if pipeline_tag or project is None:
+        return tagged_selection(pipeline_tag)
+    return scheduled_nodes(select_pipelines(project))
+
+
+def tagged_selection(pipeline_tag: str | None) -> str:
+    """A scheduled run's nodes by their dbt tags (the demo tags its pipelines and histories
+    late_data, and each with its pipeline's name)."""
     return f"tag:{pipeline_tag},tag:late_data" if pipeline_tag else "tag:late_data"
 
 
@@ -213,7 +219,7 @@ def run_simulated(
             if run_time > generated_until:
                 feed(generated_until, run_time)
                 generated_until = run_time
-            select = scheduled_selection(pipeline_tag, first_run=not reports)
+            select = scheduled_selection(project, pipeline_tag, first_run=not reports)
             report = upkeep.run(project, run_time, select, run_number=len(reports) + 1)
             tqdm.write(report.line())
             reports.append(report)
@@ -263,7 +269,7 @@ def run_real_clock(
             "the run at %s did not finish (`late-data status` says why): running it again first",
             format_timestamp(resume.retry),
         )
-        report = upkeep.run(project, resume.retry, scheduled_selection(None, first_run=True), 1)
+        report = upkeep.run(project, resume.retry, scheduled_selection(project, first_run=True), 1)
         print(report.line(), flush=True)
         reports.append(report)
     while runs is None or len(reports) < runs:
@@ -273,7 +279,7 @@ def run_real_clock(
         if feed is not None:
             feed(fed_until_then or run_time, run_time)
             fed_until_then = run_time
-        report = upkeep.run(project, run_time, scheduled_selection(None, first_run=not reports), len(reports) + 1)
+        report = upkeep.run(project, run_time, scheduled_selection(project, first_run=not reports), len(reports) + 1)
         print(report.line(), flush=True)
         reports.append(report)
     return reports

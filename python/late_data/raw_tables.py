@@ -61,22 +61,34 @@ def ensure_raw_tables(spark: Any, raw_schema: str, table_format: str) -> dict[st
 
 
 def require_raw_tables(query: Callable[[str], list[dict[str, Any]]], raw_schema: str) -> dict[str, str]:
-    """raw_table_names, when every raw table exists; else a SetupError naming the missing ones.
-    A run on a missing source would read nothing and report success."""
+    """raw_table_names, when every one of the demo's raw tables exists; else a SetupError naming
+    the missing ones (require_sources)."""
     tables = raw_table_names(raw_schema)
-    present = (
-        {str(row["tableName"]).lower() for row in query(f"show tables in {raw_schema}")}
-        if query(f"show schemas like '{raw_schema}'")
-        else set()
-    )
-    missing = [table for name, table in tables.items() if name not in present]
+    require_sources(query, list(tables.values()))
+    return tables
+
+
+def require_sources(query: Callable[[str], list[dict[str, Any]]], relations: list[str]) -> None:
+    """Refused with a SetupError naming them when any of these source tables (schema.table) is
+    missing: a run on a missing source would read nothing and report success."""
+    present: dict[str, set[str]] = {}
+    for schema in sorted({relation.split(".")[0] for relation in relations}):
+        present[schema] = (
+            {str(row["tableName"]).lower() for row in query(f"show tables in {schema}")}
+            if query(f"show schemas like '{schema}'")
+            else set()
+        )
+    missing = [
+        relation
+        for relation in dict.fromkeys(relations)
+        if relation.split(".")[-1].lower() not in present[relation.split(".")[0]]
+    ]
     if missing:
         raise SetupError(
             f"raw table{'s' if len(missing) > 1 else ''} {', '.join(missing)} missing: restore"
-            f" {'them' if len(missing) > 1 else 'it'}, or run `late-data setup` to create empty raw tables"
+            f" {'them' if len(missing) > 1 else 'it'}, or run `late-data setup` to create the demo's empty raw tables"
             " (a run on a missing source would read nothing and report success)"
         )
-    return tables
 
 
 def append_readings(spark: Any, table: str, readings: Iterable[Reading]) -> int:

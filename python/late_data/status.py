@@ -9,13 +9,9 @@ from typing import Any
 from late_data.dbt_project import DbtProject
 from late_data.environment import SetupError
 from late_data.generator import GENERATED_EVENT_ID
+from late_data.pipelines import Pipeline, find_pipelines
 from late_data.raw_tables import RAW_TABLES
 from late_data.timeutil import format_timestamp
-
-# One per pipeline: each is a view over its own versions table.
-QUARANTINE_VIEWS = ("water_level_quarantine", "page_error_rates_quarantine")
-# The result tables, whose rows carry written_at: the run time of the run that last wrote them.
-RESULT_TABLES = ("water_level_window_means", "page_error_rates")
 
 
 @dataclass(frozen=True)
@@ -235,8 +231,11 @@ def history_as_of(spark: Any, history: str, run_time: datetime, columns: str) ->
     )
 
 
-def read_status(project: DbtProject) -> Status:
-    """The audit's view of the pipeline, and the result tables' own record of what wrote them."""
+def read_status(project: DbtProject, pipelines: list[Pipeline] | None = None) -> Status:
+    """The audit's view of the pipelines (default: every pipeline of the project), and their result
+    tables' own record of what wrote them (their rows carry written_at: the run time of the run
+    that last wrote their partition)."""
+    pipelines = find_pipelines(project) if pipelines is None else pipelines
     schema = project.target_schema()
     existing = _existing_tables(project, schema)
     if "late_data_run_audit" not in existing:
@@ -254,15 +253,17 @@ def read_status(project: DbtProject) -> Status:
         order by model
         """
     )
-    results = [table for table in RESULT_TABLES if table in existing]
+    results = [pipeline.result for pipeline in pipelines if pipeline.result.split(".")[-1] in existing]
     interrupted = (
         project.query(
             " union all ".join(
                 f"""
-                select '{table}' as model, written_until, recorded_until
-                from (select max(written_at) as written_until from {schema}.{table})
+                select '{table.split(".")[-1]}' as model, written_until, recorded_until
+                from (select max(written_at) as written_until from {table})
                 cross join (
-                    select max(run_time) as recorded_until from {audit} where model = '{table}' and outcome = 'success'
+                    select max(run_time) as recorded_until
+                    from {audit}
+                    where model = '{table.split(".")[-1]}' and outcome = 'success'
                 )
                 where written_until > coalesce(recorded_until, timestamp'1970-01-01 00:00:00')
                 """
@@ -282,7 +283,11 @@ def read_status(project: DbtProject) -> Status:
         limit 1
         """
     )
-    quarantines = [f"select * from {schema}.{view}" for view in QUARANTINE_VIEWS if view in existing]
+    quarantines = [
+        f"select * from {pipeline.quarantine}"
+        for pipeline in pipelines
+        if pipeline.quarantine and pipeline.quarantine.split(".")[-1] in existing
+    ]
     quarantine = (
         project.query(
             f"""

@@ -23,7 +23,7 @@ from tqdm import tqdm
 from late_data.dbt_project import DbtProject
 from late_data.environment import ProjectEnvironment, prepare_environment
 from late_data.generator import Scenario, generate
-from late_data.pipeline import SCHEDULED_BUILD, scheduled_selection
+from late_data.pipeline import SCHEDULED_BUILD, tagged_selection
 from late_data.raw_tables import ensure_raw_tables
 from late_data.timeutil import ceil_to, floor_to
 from late_data.timeutil import format_timestamp as _stamp
@@ -51,7 +51,6 @@ PLAIN_DBT_WHOLE_RUN = "plain_dbt_whole_run"
 HISTORY_SNAPSHOT = "history_snapshot"
 # The product's window size, 10-minute partitions; the late window is the cell's.
 BENCH_VARS = {"window_size_seconds": 60, "partition_size_seconds": 600, "late_data_bench": True}
-VERSIONS = "int_water_level__versions"
 MEANS = "water_level_window_means"
 HISTORY = "water_level_window_means_history"
 MICROBATCH = "water_level_window_means_microbatch"
@@ -419,7 +418,7 @@ def _timed_whole_runs(
 
     def whole_run(run_time: datetime) -> None:
         project.invoke(
-            [*SCHEDULED_BUILD, "--select", scheduled_selection("water_level", first_run=False)],
+            [*SCHEDULED_BUILD, "--select", tagged_selection("water_level")],
             {"run_time": _stamp(run_time)},
         )
 
@@ -521,7 +520,7 @@ def _plain_feed(cell: BenchCell, start: datetime, end: datetime) -> None:
 
 def _plain_dbt_build(environment: ProjectEnvironment, cell: BenchCell, run_time: datetime) -> None:
     options = {
-        "--select": scheduled_selection("water_level", first_run=False),
+        "--select": tagged_selection("water_level"),
         "--vars": json.dumps({**bench_vars(cell), "run_time": _stamp(run_time)}),
         "--project-dir": str(environment.project_dir),
         "--profiles-dir": str(environment.profiles_dir),
@@ -545,8 +544,8 @@ def _run(command: list[str]) -> None:
 def _run_strategy(project: DbtProject, cell: BenchCell, strategy: str, previous: datetime, run_time: datetime) -> None:
     at = {"run_time": _stamp(run_time)}
     if strategy == OURS:
-        # What keeps the means right: load the versions that arrived, then the means model.
-        project.invoke(["run", "--select", VERSIONS, MEANS], at)
+        # What keeps the means right: the means' node loads the versions that arrived, then writes.
+        project.invoke(["run", "--select", MEANS], at)
     elif strategy == "microbatch":
         late = timedelta(seconds=cell.late_window_seconds + BENCH_VARS["window_size_seconds"])
         # The batches a late row can reach: lookback covering the late window, whatever changed.
@@ -564,7 +563,7 @@ def _run_strategy(project: DbtProject, cell: BenchCell, strategy: str, previous:
         )
     elif strategy == "full_refresh":
         # Everything from raw: the versions table and the means.
-        project.invoke(["run", "--full-refresh", "--select", VERSIONS, MEANS], at)
+        project.invoke(["run", "--full-refresh", "--select", MEANS], at)
     else:
         project.spark.sql(_floor_merge(project.target_schema(), project.raw_schema(), cell, previous, run_time))
 

@@ -278,7 +278,7 @@ def main(plan: dict[str, Any]) -> None:
         report = run_pipeline(
             project,
             last_run_time,
-            scheduled_selection("water_level", first_run=runs_in_process == 0),
+            scheduled_selection(project, "water_level", first_run=runs_in_process == 0),
         )
         runs_in_process += 1
         record_published(project, last_run_time)

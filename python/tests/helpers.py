@@ -121,7 +121,9 @@ class Pipeline:
     def run(self, run_time: datetime) -> RunReport:
         """A scheduled run, as the scheduler makes it (the whole pipeline first, then its late-data nodes)."""
         self.runs += 1
-        return run_pipeline(self.project, run_time, scheduled_selection(self.pipeline_tag, first_run=self.runs == 1))
+        return run_pipeline(
+            self.project, run_time, scheduled_selection(self.project, self.pipeline_tag, first_run=self.runs == 1)
+        )
 
     def rows(self, table: str, order_by: str = "window_start, location") -> list[Any]:
         return self.spark.sql(f"select * from {table} order by {order_by}").collect()

@@ -36,7 +36,7 @@ def mismatched(pipeline: Pipeline, run_time: datetime) -> int:
 def reconcile(pipeline: Pipeline, run_time: datetime) -> Any:
     pipeline.runs += 1
     return run_pipeline(
-        pipeline.project, run_time, scheduled_selection(pipeline.pipeline_tag, first_run=False), reconcile=True
+        pipeline.project, run_time, scheduled_selection(pipeline.project, pipeline.pipeline_tag), reconcile=True
     )
 
 

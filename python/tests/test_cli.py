@@ -11,6 +11,7 @@ import pytest
 
 from late_data import cli
 from late_data.environment import SetupError
+from late_data.pipelines import Measure, Pipeline
 from late_data.raw_tables import require_raw_tables
 
 ORIGIN = ["--origin", "2026-01-01 00:00:00"]
@@ -179,6 +180,33 @@ def test_an_empty_or_inverted_range_is_refused_before_spark_starts(
     assert message in error and "the range is empty" in error and len(error.strip().splitlines()) == 1
 
 
+def demo_pipeline() -> Pipeline:
+    """The demo's water-level pipeline as the package describes it (no Spark): its sources matter here."""
+    return Pipeline(
+        name="water_level_window_means",
+        unique_id="model.late_data_demo.water_level_window_means",
+        result="analytics.water_level_window_means",
+        versions="analytics.int_water_level__versions",
+        too_late=None,
+        quarantine=None,
+        histories=(),
+        sources=(("water_level_readings", "raw.water_level_readings"),),
+        tags=(),
+        series_key=("location",),
+        event_key=("event_id",),
+        source_column=None,
+        window_size_seconds=60,
+        partition_size_seconds=600,
+        series_buckets=1,
+        late_window_seconds=3600,
+        late_window_by_source={"water_level_readings": 3600},
+        measures=(Measure("reading_count", "count", None, None),),
+        count_column="reading_count",
+        digest="readings_digest",
+        tie_breaker=("location",),
+    )
+
+
 class FakeProject:
     """A DbtProject without Spark: answers the catalog queries raw_tables() asks, records statements."""
 
@@ -216,7 +244,8 @@ def test_a_missing_raw_table_is_refused_naming_it(
     '0 windows repaired'. Now every command but setup and generate refuses, before any run."""
     project = FakeProject({"page_errors", "page_views"})
     monkeypatch.setattr(cli, "open_project", lambda writer=None: project)
-    for runner in ("run_pipeline", "run_backfill", "run_simulated", "compare_means", "scenario_feed"):
+    monkeypatch.setattr(cli, "select_pipelines", lambda project, names=None: [demo_pipeline()])
+    for runner in ("run_pipeline", "run_backfill", "run_simulated", "compare_windows", "scenario_feed"):
         monkeypatch.setattr(cli, runner, lambda *args, **kwargs: pytest.fail("ran on a missing source"))
     assert cli.main(argv) == 2
     error = capsys.readouterr().err
@@ -266,12 +295,13 @@ def test_explain_sections_read_back_by_node() -> None:
     from late_data.explain import CompiledNode, parse_rendered, render_run
 
     nodes = [
-        CompiledNode("a_model", "model", "incremental", "select 1\n"),
-        CompiledNode("a_history", "snapshot", "snapshot", "select 2"),
+        CompiledNode("a_model", "windows", "a_model", "select 1\n"),
+        CompiledNode("a_history", "history", "a_history", "select 2"),
     ]
     rendered = render_run(nodes, "scheduled", datetime(2026, 1, 1, 1, 15, 10))
     assert "a scheduled run at 2026-01-01 01:15:10" in rendered
     sections = parse_rendered(rendered)
     assert list(sections) == ["a_model", "a_history"]
     assert sections["a_model"].endswith("select 1")
-    assert "insert_overwrite" in sections["a_model"] and "merged" in sections["a_history"]
+    assert "replacing the (time partition, series bucket) pairs" in sections["a_model"]
+    assert "merged" in sections["a_history"]

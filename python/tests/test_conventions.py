@@ -53,15 +53,40 @@ def test_every_macro_is_documented_once_in_the_yml_of_its_folder() -> None:
         if name.startswith("default__"):
             continue  # an adapter's implementation of a dispatched macro, documented with it
         assert name in documented, f"{name} ({file}) has no entry in a _*__macros.yml"
-        assert documented[name] == [(PROJECT / file).parent], f"{name}: documented in {documented[name]}, once beside it"
+        assert documented[name] == [(PROJECT / file).parent], (
+            f"{name}: documented in {documented[name]}, once beside it"
+        )
 
 
 # Names the package's macros may call without its namespace: Jinja's, dbt's context and its
 # global macros (the project that installs the package has them too).
 DBT_CONTEXT = {
-    "adapter", "api", "config", "exceptions", "fromjson", "tojson", "log", "modules", "return", "run_query",
-    "statement", "store_raw_result", "load_relation", "var", "env_var", "local_md5", "persist_docs",
-    "apply_grants", "caller", "dict", "range", "zip", "namespace", "lipsum", "cycler", "joiner",
+    "adapter",
+    "api",
+    "config",
+    "exceptions",
+    "fromjson",
+    "tojson",
+    "log",
+    "modules",
+    "return",
+    "run_query",
+    "statement",
+    "store_raw_result",
+    "load_relation",
+    "var",
+    "env_var",
+    "local_md5",
+    "persist_docs",
+    "apply_grants",
+    "caller",
+    "dict",
+    "range",
+    "zip",
+    "namespace",
+    "lipsum",
+    "cycler",
+    "joiner",
 }
 CALL = re.compile(r"(?<![\w.'\"])([a-z_][a-z0-9_]*)\(")
 

@@ -10,6 +10,7 @@ import pytest
 from late_data.backfill import run_backfill
 from late_data.oracle import compare_rates, expected_error_rates
 from late_data.pipeline import RunReport, run_simulated, scenario_feed
+from late_data.pipelines import find_pipelines
 from late_data.raw_tables import PageCount, append_page_counts
 from late_data.timeutil import format_timestamp
 from tests.helpers import TEST_VARS, Pipeline, clock, oracle_partitions_changed, page_counts
@@ -173,6 +174,7 @@ def test_a_late_row_in_either_series_rewrites_only_its_partition(project: Any, t
     pipeline.run(at(30))
     changes, _ = run_backfill(
         pipeline.project,
+        find_pipelines(pipeline.project),
         at(0),
         at(5),
         timedelta(hours=1),

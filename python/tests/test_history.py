@@ -10,6 +10,7 @@ import pytest
 
 from late_data.backfill import run_backfill
 from late_data.dbt_project import DbtInvocationError
+from late_data.pipelines import find_pipelines
 from late_data.raw_tables import Reading, append_readings
 from tests.helpers import Pipeline, clock
 
@@ -86,6 +87,7 @@ def test_history_records_each_real_change_with_its_reason(pipeline: Pipeline, tm
     pipeline.run(at(20))
     changes, manifest = run_backfill(
         pipeline.project,
+        find_pipelines(pipeline.project),
         at(0),
         at(5),
         timedelta(hours=1),
@@ -122,6 +124,7 @@ def test_backfill_of_unchanged_history_changes_nothing(pipeline: Pipeline, tmp_p
     pipeline.run(at(30))
     changes, _ = run_backfill(
         pipeline.project,
+        find_pipelines(pipeline.project),
         at(0),
         at(15),
         timedelta(minutes=5),
@@ -139,6 +142,7 @@ def test_backfill_including_too_late_rows_refuses_windows_still_open(pipeline: P
     with pytest.raises(DbtInvocationError, match=r"a backfill must end by .* still kept by scheduled runs"):
         run_backfill(
             pipeline.project,
+            find_pipelines(pipeline.project),
             at(0),
             at(10),
             timedelta(hours=1),

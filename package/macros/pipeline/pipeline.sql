@@ -310,3 +310,31 @@
     {%- endfor -%}
     {%- do exceptions.raise_compiler_error("late-data: no late-data model named " ~ name ~ " (materialized='late_data')") -%}
 {% endmacro %}
+
+
+{% macro describe_pipelines() %}
+    {#- For `dbt run-operation late_data.describe_pipelines` (what `late-data` reads): one log line
+        per late-data pipeline of the project, `late-data pipeline {...}`, its settings as
+        late_data.pipeline works them out, its relations, its histories and the source tables it
+        reads; and first `late-data target {...}`: the target schema, which holds the run audit. -#}
+    {%- do log('late-data target ' ~ tojson({'schema': target.schema, 'audit': late_data.run_audit_relation().render()}), info=true) -%}
+    {%- for node in late_data.filter_nodes('pipeline') -%}
+        {%- set pipeline = late_data.pipeline(node) -%}
+        {%- set described = dict(pipeline) -%}
+        {%- set relations = {} -%}
+        {%- for role in ['result', 'versions', 'too_late', 'quarantine', 'revisions'] -%}
+            {%- set relation = late_data.pipeline_relation(pipeline, role) -%}
+            {%- do relations.update({role: relation.render() if relation is not none else none}) -%}
+        {%- endfor -%}
+        {%- set histories = [] -%}
+        {%- for history in late_data.pipeline_histories(pipeline) -%}
+            {%- do histories.append({'name': history.name, 'relation': history.schema ~ '.' ~ history.alias}) -%}
+        {%- endfor -%}
+        {%- set sources = [] -%}
+        {%- for source_node in graph.sources.values() if source_node.name in late_data.upstream_sources(node) -%}
+            {%- do sources.append({'name': source_node.name, 'relation': source_node.schema ~ '.' ~ source_node.identifier}) -%}
+        {%- endfor -%}
+        {%- do described.update({'relations': relations, 'histories': histories, 'sources': sources, 'tags': node.tags}) -%}
+        {%- do log('late-data pipeline ' ~ tojson(described), info=true) -%}
+    {%- endfor -%}
+{% endmacro %}

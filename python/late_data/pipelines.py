@@ -1,0 +1,162 @@
+"""The late-data pipelines of a dbt project, as the package works them out: `late-data` finds them in
+the project (every model materialized as late_data), never by name.
+
+The settings come from the package itself (`dbt run-operation late_data.describe_pipelines`, which
+logs each pipeline as late_data.pipeline resolves it: its meta.late_data over the project's vars
+over the package's defaults), so Python and the models cannot disagree on them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from late_data.dbt_project import DbtProject
+
+DESCRIBED = "late-data pipeline "
+TARGET = "late-data target "
+
+
+@dataclass(frozen=True)
+class Measure:
+    name: str
+    kind: str  # count, sum, mean, min, max or expression
+    column: str | None
+    expression: str | None
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """One late-data pipeline: its result model and what it keeps beside it."""
+
+    name: str
+    unique_id: str
+    result: str  # schema.table of the result
+    versions: str
+    too_late: str | None
+    quarantine: str | None
+    histories: tuple[tuple[str, str], ...]  # (snapshot name, schema.table)
+    sources: tuple[tuple[str, str], ...]  # (source table name, schema.table) it reads
+    tags: tuple[str, ...]
+    series_key: tuple[str, ...]
+    event_key: tuple[str, ...]
+    source_column: str | None
+    window_size_seconds: int
+    partition_size_seconds: int
+    series_buckets: int
+    late_window_seconds: int
+    late_window_by_source: dict[str, int]
+    measures: tuple[Measure, ...]
+    count_column: str
+    digest: str
+    tie_breaker: tuple[str, ...]
+
+    @property
+    def history(self) -> str | None:
+        """The first history snapshot's table, if the pipeline has one."""
+        return self.histories[0][1] if self.histories else None
+
+    @property
+    def node_names(self) -> list[str]:
+        """The dbt nodes a scheduled run of the pipeline builds: its result model and histories."""
+        return [self.name, *(name for name, _ in self.histories)]
+
+    def measure(self, kind: str) -> Measure | None:
+        """The first measure of a kind, if any."""
+        return next((measure for measure in self.measures if measure.kind == kind), None)
+
+
+def from_description(described: dict[str, Any]) -> Pipeline:
+    relations = described["relations"]
+    return Pipeline(
+        name=described["name"],
+        unique_id=described["unique_id"],
+        result=relations["result"],
+        versions=relations["versions"],
+        too_late=relations.get("too_late"),
+        quarantine=relations.get("quarantine"),
+        histories=tuple((history["name"], history["relation"]) for history in described["histories"]),
+        sources=tuple((source["name"], source["relation"]) for source in described["sources"]),
+        tags=tuple(described.get("tags") or ()),
+        series_key=tuple(described["series_key"]),
+        event_key=tuple(described["event_key"]),
+        source_column=described.get("source_column"),
+        window_size_seconds=int(described["window_size"]),
+        partition_size_seconds=int(described["partition_size"]),
+        series_buckets=int(described["series_buckets"]),
+        late_window_seconds=int(described["late_window"]),
+        late_window_by_source={name: int(seconds) for name, seconds in described["late_window_by_source"].items()},
+        measures=tuple(
+            Measure(measure["name"], measure["kind"], measure.get("column"), measure.get("expression"))
+            for measure in described["measures"]
+        ),
+        count_column=described["count_column"],
+        digest=described["digest"],
+        tie_breaker=tuple(described["tie_breaker"]),
+    )
+
+
+class Described:
+    """A dbt callback keeping the pipelines late_data.describe_pipelines logs."""
+
+    def __init__(self) -> None:
+        self.pipelines: list[Pipeline] = []
+        self.target_schema: str | None = None
+
+    def __call__(self, event: Any) -> None:
+        if event.info.name != "JinjaLogInfo":
+            return
+        message = event.data.msg
+        if message.startswith(DESCRIBED):
+            self.pipelines.append(from_description(json.loads(message[len(DESCRIBED) :])))
+        elif message.startswith(TARGET):
+            self.target_schema = json.loads(message[len(TARGET) :])["schema"]
+
+
+def find_pipelines(project: DbtProject) -> list[Pipeline]:
+    """Every late-data pipeline of the project, in name order (read once per set of project vars)."""
+    cached = project.cached("pipelines")
+    if cached is not None:
+        return list(cached)
+    described = Described()
+    project.callbacks.append(described)
+    try:
+        project.invoke(["run-operation", "late_data.describe_pipelines"])
+    finally:
+        project.callbacks.remove(described)
+    pipelines = sorted(described.pipelines, key=lambda pipeline: pipeline.name)
+    project.cache("pipelines", pipelines)
+    project.cache("target_schema", described.target_schema)
+    return pipelines
+
+
+def select_pipelines(project: DbtProject, names: list[str] | None = None) -> list[Pipeline]:
+    """The project's pipelines, or those named (refused naming any unknown one); refused when the
+    project has none."""
+    pipelines = find_pipelines(project)
+    if not pipelines:
+        raise ValueError(
+            f"the dbt project in {project.environment.project_dir} has no late-data pipeline (a model with"
+            " materialized='late_data'): docs/your-own-pipeline.md"
+        )
+    if not names:
+        return pipelines
+    known = {pipeline.name: pipeline for pipeline in pipelines}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise ValueError(f"no late-data pipeline named {', '.join(unknown)} (the project has {', '.join(known)})")
+    return [known[name] for name in names]
+
+
+def scheduled_nodes(pipelines: list[Pipeline]) -> str:
+    """A dbt selection of what a scheduled run builds: every pipeline's result and histories."""
+    return " ".join(name for pipeline in pipelines for name in pipeline.node_names)
+
+
+def compiled_select(project: DbtProject, pipeline: Pipeline) -> str:
+    """The SQL of a pipeline's model (its select of the source's versions), compiled."""
+    invocation = project.invoke(["compile", "--select", pipeline.name])
+    (result,) = [result for result in invocation.result.results if result.node.unique_id == pipeline.unique_id]
+    sql: str = result.node.compiled_code
+    return sql
