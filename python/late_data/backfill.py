@@ -40,8 +40,9 @@ class ResultTable:
         )
 
 
-# The result tables and their history snapshots, from the versions loaded so far (a backfill loads
-# none: the next scheduled run loads and applies what arrived; the histories list no too-late rows).
+# The result tables and their history snapshots (and the views they read), from the versions loaded
+# so far (a backfill loads none: the next scheduled run loads and applies what arrived; the
+# histories list no too-late rows).
 BACKFILL_RUN = ["build", "--resource-type", "model", "--resource-type", "snapshot", "--select"]
 
 
@@ -139,7 +140,7 @@ def run_backfill(
         )
         before = {table: partition_totals(project.spark, table, partitions_from, partitions_to) for table in tables}
         project.invoke(
-            [*BACKFILL_RUN, scheduled_nodes(pipelines)],
+            [*BACKFILL_RUN, " ".join(f"+{node}" for node in scheduled_nodes(pipelines).split())],
             {
                 "run_time": format_timestamp(run_time),
                 "backfill": {

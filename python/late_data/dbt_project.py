@@ -8,6 +8,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from late_data.environment import (
@@ -23,6 +24,8 @@ from late_data.environment import (
 
 log = logging.getLogger(__name__)
 
+# This repository's profiles.yml, whose targets take their schema from LATE_DATA_SCHEMA (default analytics).
+OWN_PROFILES = Path(__file__).resolve().parents[2] / "profiles"
 # Vars that change per run and are only read at execution time, so a parsed manifest stays valid.
 RUN_VARS = frozenset({"run_time", "backfill", "as_of", "reconcile", "late_data_explain"})
 # Environment settings that dbt reads while parsing (profiles.yml, dbt_project.yml).
@@ -55,13 +58,17 @@ class DbtProject:
         environment: ProjectEnvironment,
         project_vars: dict[str, Any] | None = None,
         callbacks: Sequence[Callable[[Any], None]] = (),
+        hold_home: bool = True,
     ):
         """`callbacks`: called with every dbt event (an EventMsg) of every invocation, e.g. to watch
-        a run's statements as they start (the fault-injection tests kill the process from one)."""
+        a run's statements as they start (the fault-injection tests kill the process from one).
+        `hold_home`: take LATE_DATA_HOME's lock (one process per embedded metastore); false for a
+        second project in a process that holds it already (the tests' example project)."""
         self.environment = environment
         self.project_vars = validated_vars(project_vars or {})
         self.callbacks = list(callbacks)
-        self._held: list[Closeable] = [lock for lock in (lock_home(environment),) if lock is not None]
+        held = lock_home(environment) if hold_home else None
+        self._held: list[Closeable] = [held] if held is not None else []
         self._manifest: Any = None
         self._manifest_key = self._parse_key()
         self._manifests: dict[str, Any] = {}
@@ -84,11 +91,11 @@ class DbtProject:
                 # reads use a `cluster`-target session on the same shared catalog instead.
                 self.install_packages()
                 self._invoke_raw(
-                    ["run-operation", "late_data_create_raw_schema", "--target", "cluster", *self._vars_args()],
+                    ["run-operation", "late_data.open_session", "--target", "cluster", *self._vars_args()],
                     manifest=None,
                 )
             else:
-                self.invoke(["run-operation", "late_data_create_raw_schema"])
+                self.invoke(["run-operation", "late_data.open_session"])
         # dbt may have started the session in one of its worker threads: getOrCreate() returns that
         # session (same context and settings) rather than building another.
         session = SparkSession.builder.getOrCreate() if SparkContext._active_spark_context else None
@@ -297,8 +304,8 @@ class DbtProject:
         """The profile target's schema, which holds the run audit: LATE_DATA_SCHEMA (what this
         repository's profiles.yml reads), else what dbt says for the project's own profile."""
         configured = os.environ.get("LATE_DATA_SCHEMA")
-        if configured:
-            return configured
+        if configured or self.environment.profiles_dir.resolve() == OWN_PROFILES:
+            return configured or "analytics"
         if self.cached("target_schema") is None:
             from late_data.pipelines import find_pipelines
 

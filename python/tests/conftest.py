@@ -23,12 +23,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     of their own carry the mark themselves), so `make check` (-m "not spark") runs only what answers in seconds."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
-        if fixtures & {"project", "pipeline"} or item.get_closest_marker("cluster"):
+        if fixtures & {"project", "late_data_project", "pipeline"} or item.get_closest_marker("cluster"):
             item.add_marker(pytest.mark.spark)
 
 
 @pytest.fixture(scope="session")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DbtProject]:
+def late_data_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DbtProject]:
     home: Path = tmp_path_factory.mktemp("late_data_home")
     os.environ["LATE_DATA_HOME"] = str(home)
     os.environ.setdefault("LATE_DATA_SHUFFLE_PARTITIONS", "2")
@@ -36,6 +36,13 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DbtProject]:
     dbt_project = DbtProject(prepare_environment())
     yield dbt_project
     dbt_project.close()
+
+
+@pytest.fixture(scope="session")
+def project(late_data_project: DbtProject) -> DbtProject:
+    """The warm project every Spark test shares (late_data_project: under this name for the modules
+    whose own `project` fixture is dbt-tests-adapter's)."""
+    return late_data_project
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from late_data.status import read_status, resume_point
 from late_data.timeutil import format_timestamp, parse_timestamp
 from tests.helpers import TEST_SETTINGS, TEST_VARS, WINDOW_MEANS_COLUMNS, water_levels
 
-RESULT_MODEL = "model.late_data.water_level_window_means"
+RESULT_MODEL = "model.late_data_demo.water_level_window_means"
 HISTORY = "water_level_window_means_history"
 AUDIT = "late_data_run_audit"
 VERSIONS = "int_water_level__versions"

@@ -109,8 +109,8 @@ class Pipeline:
         self.spark = project.spark
         self.pipeline_tag = pipeline_tag
         self.runs = 0
-        project.reset_warehouse()
         project.use_vars(project_vars)
+        project.reset_warehouse()
         self.raw_tables = ensure_raw_tables(self.spark, project.raw_schema(), project.environment.table_format)
         self.raw_table = self.raw_tables["water_level_readings"]
         schema = project.target_schema()

@@ -81,3 +81,10 @@
     {%- set checked = state.setdefault('checked_columns', []) -%}
     {%- if relation.render() in checked -%}{%- do checked.remove(relation.render()) -%}{%- endif -%}
 {% endmacro %}
+
+
+{% macro open_session() %}
+    {#- For `dbt run-operation late_data.open_session`: the cheapest call that opens the profile's
+        connection (an embedded target starts its Spark session), which `late-data` makes first. -#}
+    {%- do run_query('select 1') -%}
+{% endmacro %}
