@@ -32,7 +32,7 @@ lint: setup
 # Delta's jars for the tests, the demo and the benchmarks where a folder of them sits beside the
 # project (machines without Maven: ../shared/deltajars/README.md). DELTA_JARS from the environment
 # wins; without either, the Delta proofs are skipped with the reason and Delta needs Maven's jars.
-DELTA_JARS_DIR ?= $(firstword $(wildcard $(CURDIR)/../shared/deltajars /work/shared/deltajars))
+DELTA_JARS_DIR ?= $(wildcard $(CURDIR)/../shared/deltajars)
 ifneq ($(DELTA_JARS_DIR),)
 comma := ,
 export DELTA_JARS ?= $(subst $(eval) ,$(comma),$(strip $(wildcard $(DELTA_JARS_DIR)/delta-spark_*.jar) $(wildcard $(DELTA_JARS_DIR)/delta-storage-*.jar)))

@@ -188,7 +188,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     schedule.add_argument("--end", type=parse_time, help="simulated clock: last run time")
     add_scenario_arguments(schedule)
-    schedule.add_argument("--no-generate", action="store_true", help="real clock: do not feed generated data")
+    schedule.add_argument(
+        "--no-generate",
+        action="store_true",
+        help="feed no generated data: run the pipelines on what their sources hold (your own project)",
+    )
 
     backfill = commands.add_parser("backfill", help="recompute an event-time range in chunks, with a change manifest")
     backfill.add_argument("--from", dest="start", type=parse_time, required=True, help="event time, inclusive")
@@ -408,14 +412,16 @@ def schedule_command(args: argparse.Namespace) -> int:
     scenario, pages = scenario_from(args), page_scenario_from(args)
     project = open_project(writer="schedule")
     pipelines_with_sources(project)
-    feed = scenario_feed(project, raw_tables(project), args.origin, scenario, pages)
+    # Your own pipelines read what your sources hold; the demo's are fed its generated scenario.
+    feed = None if args.no_generate else scenario_feed(project, raw_tables(project), args.origin, scenario, pages)
     interval, offset = timedelta(seconds=args.interval), timedelta(seconds=args.offset)
     upkeep = Upkeep(reconcile_every=args.reconcile_every, maintain_every=args.maintain_every)
     if args.clock == "simulated":
-        run_simulated(project, feed, args.origin, args.end, interval, offset, upkeep=upkeep)
+        run_simulated(
+            project, feed or (lambda start, end: None), args.origin, args.end, interval, offset, upkeep=upkeep
+        )
     else:
-        generated = None if args.no_generate else feed
-        run_real_clock(project, interval, offset, args.runs, generated, args.origin, upkeep=upkeep)
+        run_real_clock(project, interval, offset, args.runs, feed, args.origin, upkeep=upkeep)
     return 0
 
 

@@ -244,12 +244,6 @@
 {% endmacro %}
 
 
-{% macro pipeline_nodes() %}
-    {#- Every late-data result model of the project. -#}
-    {{- return(late_data.filter_nodes('pipeline')) -}}
-{% endmacro %}
-
-
 {% macro filter_nodes(kind, selected_only=false) %}
     {#- The graph's late-data pipelines (`kind` pipeline) or histories (`kind` history), optionally
         only those selected in this invocation. -#}
