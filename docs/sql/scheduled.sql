@@ -1,9 +1,32 @@
--- The SQL of a scheduled run at 2026-01-01 01:15:10, as `late-data explain` compiles it.
--- Each node's select; its materialization stages and writes it as the line under its name says.
+-- The SQL of a scheduled run at 2026-01-01 01:15:10, as `late-data explain` works it out.
+-- Each table's select; its node stages and writes it as the line under its name says.
 
 -- node: int_page_error_rates__versions
--- model, incremental: staged (cached), then written by insert_overwrite into the partitions it holds
-with
+-- versions of page_error_rates: the versions that arrived since the previous run, appended (a rebuild: every version, a new table)
+with delivered as (
+            select
+        source_table,
+        event_id,
+        page,
+        event_time,
+        error_count,
+        view_count,
+        ingested_at,
+        case
+        when quarantine_reason is not null then quarantine_reason
+        when source_table is null then 'null_source_table'
+        when event_id is null then 'null_event_id'
+        when page is null then 'null_page'
+        when event_time is null then 'null_event_time'
+        when error_count is null then 'null_error_count'
+        when view_count is null then 'null_view_count'
+        when ingested_at is null then 'null_ingested_at'
+        when abs(error_count) > 2147483647 then 'out_of_range'
+        when abs(view_count) > 2147483647 then 'out_of_range'
+    end as quarantine_reason,
+        timestamp'2026-01-01 01:15:10' as loaded_at
+    from (
+        with
 
 page_errors as (
 
@@ -17,7 +40,7 @@ page_views as (
 
 ),
 
-delivered_versions as (
+page_counts as (
 
     
     select
@@ -45,13 +68,14 @@ delivered_versions as (
     from page_views
     
 
-),
+)
 
-new_versions as (
-
-    
+select * from page_counts
+    ) as delivered
+        )
+        
     select delivered.*
-    from delivered_versions as delivered
+    from delivered as delivered
     left anti join (
         select source_table, event_id, page, event_time, error_count, view_count, ingested_at
         from analytics.int_page_error_rates__versions
@@ -67,1135 +91,14 @@ new_versions as (
             delivered.ingested_at <=> loaded.ingested_at
     where (delivered.ingested_at >= timestamp'2026-01-01 00:40:10' or delivered.ingested_at is null)
 
-)
-
-select
-    source_table,
-    event_id,
-    page,
-    event_time,
-    error_count,
-    view_count,
-    ingested_at,
-    quarantine_reason,
-    timestamp'2026-01-01 01:15:10' as loaded_at
-from new_versions
-
-
--- node: int_water_level__versions
--- model, incremental: staged (cached), then written by insert_overwrite into the partitions it holds
-with
-
-delivered_versions as (
-
-    select * from analytics.stg_sensors__water_level_readings
-
-),
-
-new_versions as (
-
-    
-    select delivered.*
-    from delivered_versions as delivered
-    left anti join (
-        select event_id, location, event_time, reading_value, ingested_at
-        from analytics.int_water_level__versions
-        where (ingested_at >= timestamp'2026-01-01 00:40:10' or ingested_at is null)
-    ) as loaded
-        on
-            delivered.event_id <=> loaded.event_id and
-            delivered.location <=> loaded.location and
-            delivered.event_time <=> loaded.event_time and
-            delivered.reading_value <=> loaded.reading_value and
-            delivered.ingested_at <=> loaded.ingested_at
-    where (delivered.ingested_at >= timestamp'2026-01-01 00:40:10' or delivered.ingested_at is null)
-
-)
-
-select
-    event_id,
-    location,
-    event_time,
-    reading_value,
-    ingested_at,
-    quarantine_reason,
-    timestamp'2026-01-01 01:15:10' as loaded_at
-from new_versions
-
-
--- node: accepted_values_int_page_error_rates__versions_source_table__page_errors__page_views
--- test, test: test
-with all_values as (
-
-    select
-        source_table as value_field,
-        count(*) as n_records
-
-    from analytics.int_page_error_rates__versions
-    group by source_table
-
-)
-
-select *
-from all_values
-where value_field not in (
-    'page_errors','page_views'
-)
-
-
--- node: late_data_ambiguous_versions_int_page_error_rates__versions_source_table__event_id__page__event_time__error_count__view_count
--- test, test: test
-select
-        source_table, event_id,
-        ingested_at,
-        count(*) as versions,
-        to_json(collect_set(struct(page, event_time, error_count, view_count))) as ambiguous_values
-    from analytics.int_page_error_rates__versions
-    where quarantine_reason is null
-    group by source_table, event_id, ingested_at
-    having count(distinct struct(page, event_time, error_count, view_count)) > 1
-
-
--- node: not_null_int_page_error_rates__versions_loaded_at
--- test, test: test
-select loaded_at
-from analytics.int_page_error_rates__versions
-where loaded_at is null
-
-
--- node: unique_combination_of_columns_int_page_error_rates__versions_source_table__event_id__event_time__error_count__view_count__page__ingested_at
--- test, test: test
-select
-        source_table, event_id, event_time, error_count, view_count, page, ingested_at,
-        count(*) as occurrences
-    from analytics.int_page_error_rates__versions
-    group by source_table, event_id, event_time, error_count, view_count, page, ingested_at
-    having count(*) > 1
-
-
--- node: late_data_ambiguous_versions_int_water_level__versions_event_id__location__event_time__reading_value
--- test, test: test
-select
-        event_id,
-        ingested_at,
-        count(*) as versions,
-        to_json(collect_set(struct(location, event_time, reading_value))) as ambiguous_values
-    from analytics.int_water_level__versions
-    where quarantine_reason is null
-    group by event_id, ingested_at
-    having count(distinct struct(location, event_time, reading_value)) > 1
-
-
--- node: not_null_int_water_level__versions_loaded_at
--- test, test: test
-select loaded_at
-from analytics.int_water_level__versions
-where loaded_at is null
-
-
--- node: unique_combination_of_columns_int_water_level__versions_event_id__location__event_time__reading_value__ingested_at
--- test, test: test
-select
-        event_id, location, event_time, reading_value, ingested_at,
-        count(*) as occurrences
-    from analytics.int_water_level__versions
-    group by event_id, location, event_time, reading_value, ingested_at
-    having count(*) > 1
-
-
--- node: page_error_rates_too_late_counts
--- model, incremental: staged (cached), then written by insert_overwrite into the partitions it holds
-with
-
- __dbt__cte__int_page_error_rates__version_counts as (
-with
-
-version_counts as (
-
-    
-    with
-
-    arrived_events as (
-
-        select distinct source_table, event_id
-        from analytics.int_page_error_rates__versions
-        where
-            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
-            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-            and ingested_at <= timestamp'2026-01-01 01:15:10'
-            and quarantine_reason is null
-
-    ),
-
-    selected_versions as (
-
-        select selected.*
-        from analytics.int_page_error_rates__versions as selected
-        left semi join arrived_events
-            on selected.source_table = arrived_events.source_table and selected.event_id = arrived_events.event_id
-        where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
-
-    ),
-
-    windowed_versions as (
-
-        
-    select
-        *,
-        
-    window_start + interval 60 second as window_end,
-        
-    window_start + interval 3660 second as final_at,
-        timestamp_seconds(unix_seconds(window_start) + 60 + case source_table
-        when 'page_errors' then 3600
-        when 'page_views' then 3600
-    end) as version_final_at,
-        timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
-        cast(pmod(xxhash64(page), 1) as int) as series_bucket
-    from (
-        select
-            *,
-            timestamp_seconds(floor(unix_seconds(event_time) / 60) * 60) as window_start
-        from selected_versions
-    )
-
-    ),
-
-    chained_versions as (
-
-        
-    select
-        *,
-        min(ingested_at) over later_versions as superseded_at,
-        min(if(loaded_at <= timestamp'2026-01-01 00:45:10' and ingested_at <= timestamp'2026-01-01 00:45:10', ingested_at, null))
-            over later_versions as superseded_before,
-        lag(version_final_at) over event_versions as previous_version_final_at
-    from windowed_versions
-    window
-        event_versions as (partition by source_table, event_id order by ingested_at, event_time, error_count, view_count, page),
-        later_versions as (
-            partition by source_table, event_id order by ingested_at, event_time, error_count, view_count, page rows between 1 following and unbounded following
-        )
-
-    )
-
-    select
-        *,
-        
-        (ingested_at <= least(timestamp'2026-01-01 01:15:10', version_final_at) and coalesce(superseded_at > least(timestamp'2026-01-01 01:15:10', version_final_at), true)) as counts_now,
-        loaded_at <= timestamp'2026-01-01 00:45:10'
-        and (ingested_at <= least(timestamp'2026-01-01 00:45:10', version_final_at) and coalesce(superseded_before > least(timestamp'2026-01-01 00:45:10', version_final_at), true)) as counted_before,
-        loaded_at > timestamp'2026-01-01 00:45:10' and ingested_at < timestamp'2026-01-01 00:40:10' as written_late
-    from chained_versions
-
-)
-
-select * from version_counts
-), version_counts as (
-
-    select * from __dbt__cte__int_page_error_rates__version_counts
-
-),
-
-too_late_versions as (
-
-    
-    select
-        sha2(concat_ws('|', cast(source_table as string), cast(event_id as string), cast(ingested_at as string), cast(event_time as string), cast(error_count as string), cast(view_count as string), cast(page as string)), 256)
-            as version_id,
-        *,
-        case
-            when ingested_at > version_final_at then 'arrived_after_final'
-            else 'replaces_final_version'
-        end as too_late_reason,
-        unix_seconds(ingested_at) - unix_seconds(coalesce(
-            case when ingested_at > version_final_at then version_final_at end, previous_version_final_at
-        )) as seconds_after_final
-    from version_counts
-    where
-        (ingested_at > version_final_at or ingested_at > previous_version_final_at)
-        and (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-
-)
-
-select
-    version_id,
-    source_table,
-    event_id,
-    page,
-    event_time,
-    error_count,
-    view_count,
-    ingested_at,
-    window_start,
-    version_final_at as final_at,
-    too_late_reason,
-    seconds_after_final,
-    timestamp'2026-01-01 01:15:10' as detected_at,
-    '<invocation_id>' as invocation_id
-from too_late_versions
-
-
--- node: not_null_int_page_error_rates__version_counts_counted_before
--- test, test: test
-with __dbt__cte__int_page_error_rates__version_counts as (
-with
-
-version_counts as (
-
-    
-    with
-
-    arrived_events as (
-
-        select distinct source_table, event_id
-        from analytics.int_page_error_rates__versions
-        where
-            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
-            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-            and ingested_at <= timestamp'2026-01-01 01:15:10'
-            and quarantine_reason is null
-
-    ),
-
-    selected_versions as (
-
-        select selected.*
-        from analytics.int_page_error_rates__versions as selected
-        left semi join arrived_events
-            on selected.source_table = arrived_events.source_table and selected.event_id = arrived_events.event_id
-        where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
-
-    ),
-
-    windowed_versions as (
-
-        
-    select
-        *,
-        
-    window_start + interval 60 second as window_end,
-        
-    window_start + interval 3660 second as final_at,
-        timestamp_seconds(unix_seconds(window_start) + 60 + case source_table
-        when 'page_errors' then 3600
-        when 'page_views' then 3600
-    end) as version_final_at,
-        timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
-        cast(pmod(xxhash64(page), 1) as int) as series_bucket
-    from (
-        select
-            *,
-            timestamp_seconds(floor(unix_seconds(event_time) / 60) * 60) as window_start
-        from selected_versions
-    )
-
-    ),
-
-    chained_versions as (
-
-        
-    select
-        *,
-        min(ingested_at) over later_versions as superseded_at,
-        min(if(loaded_at <= timestamp'2026-01-01 00:45:10' and ingested_at <= timestamp'2026-01-01 00:45:10', ingested_at, null))
-            over later_versions as superseded_before,
-        lag(version_final_at) over event_versions as previous_version_final_at
-    from windowed_versions
-    window
-        event_versions as (partition by source_table, event_id order by ingested_at, event_time, error_count, view_count, page),
-        later_versions as (
-            partition by source_table, event_id order by ingested_at, event_time, error_count, view_count, page rows between 1 following and unbounded following
-        )
-
-    )
-
-    select
-        *,
-        
-        (ingested_at <= least(timestamp'2026-01-01 01:15:10', version_final_at) and coalesce(superseded_at > least(timestamp'2026-01-01 01:15:10', version_final_at), true)) as counts_now,
-        loaded_at <= timestamp'2026-01-01 00:45:10'
-        and (ingested_at <= least(timestamp'2026-01-01 00:45:10', version_final_at) and coalesce(superseded_before > least(timestamp'2026-01-01 00:45:10', version_final_at), true)) as counted_before,
-        loaded_at > timestamp'2026-01-01 00:45:10' and ingested_at < timestamp'2026-01-01 00:40:10' as written_late
-    from chained_versions
-
-)
-
-select * from version_counts
-) select counted_before
-from __dbt__cte__int_page_error_rates__version_counts
-where counted_before is null
-
-
--- node: not_null_int_page_error_rates__version_counts_counts_now
--- test, test: test
-with __dbt__cte__int_page_error_rates__version_counts as (
-with
-
-version_counts as (
-
-    
-    with
-
-    arrived_events as (
-
-        select distinct source_table, event_id
-        from analytics.int_page_error_rates__versions
-        where
-            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
-            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-            and ingested_at <= timestamp'2026-01-01 01:15:10'
-            and quarantine_reason is null
-
-    ),
-
-    selected_versions as (
-
-        select selected.*
-        from analytics.int_page_error_rates__versions as selected
-        left semi join arrived_events
-            on selected.source_table = arrived_events.source_table and selected.event_id = arrived_events.event_id
-        where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
-
-    ),
-
-    windowed_versions as (
-
-        
-    select
-        *,
-        
-    window_start + interval 60 second as window_end,
-        
-    window_start + interval 3660 second as final_at,
-        timestamp_seconds(unix_seconds(window_start) + 60 + case source_table
-        when 'page_errors' then 3600
-        when 'page_views' then 3600
-    end) as version_final_at,
-        timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
-        cast(pmod(xxhash64(page), 1) as int) as series_bucket
-    from (
-        select
-            *,
-            timestamp_seconds(floor(unix_seconds(event_time) / 60) * 60) as window_start
-        from selected_versions
-    )
-
-    ),
-
-    chained_versions as (
-
-        
-    select
-        *,
-        min(ingested_at) over later_versions as superseded_at,
-        min(if(loaded_at <= timestamp'2026-01-01 00:45:10' and ingested_at <= timestamp'2026-01-01 00:45:10', ingested_at, null))
-            over later_versions as superseded_before,
-        lag(version_final_at) over event_versions as previous_version_final_at
-    from windowed_versions
-    window
-        event_versions as (partition by source_table, event_id order by ingested_at, event_time, error_count, view_count, page),
-        later_versions as (
-            partition by source_table, event_id order by ingested_at, event_time, error_count, view_count, page rows between 1 following and unbounded following
-        )
-
-    )
-
-    select
-        *,
-        
-        (ingested_at <= least(timestamp'2026-01-01 01:15:10', version_final_at) and coalesce(superseded_at > least(timestamp'2026-01-01 01:15:10', version_final_at), true)) as counts_now,
-        loaded_at <= timestamp'2026-01-01 00:45:10'
-        and (ingested_at <= least(timestamp'2026-01-01 00:45:10', version_final_at) and coalesce(superseded_before > least(timestamp'2026-01-01 00:45:10', version_final_at), true)) as counted_before,
-        loaded_at > timestamp'2026-01-01 00:45:10' and ingested_at < timestamp'2026-01-01 00:40:10' as written_late
-    from chained_versions
-
-)
-
-select * from version_counts
-) select counts_now
-from __dbt__cte__int_page_error_rates__version_counts
-where counts_now is null
-
-
--- node: not_null_int_page_error_rates__version_counts_source_table
--- test, test: test
-with __dbt__cte__int_page_error_rates__version_counts as (
-with
-
-version_counts as (
-
-    
-    with
-
-    arrived_events as (
-
-        select distinct source_table, event_id
-        from analytics.int_page_error_rates__versions
-        where
-            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
-            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-            and ingested_at <= timestamp'2026-01-01 01:15:10'
-            and quarantine_reason is null
-
-    ),
-
-    selected_versions as (
-
-        select selected.*
-        from analytics.int_page_error_rates__versions as selected
-        left semi join arrived_events
-            on selected.source_table = arrived_events.source_table and selected.event_id = arrived_events.event_id
-        where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
-
-    ),
-
-    windowed_versions as (
-
-        
-    select
-        *,
-        
-    window_start + interval 60 second as window_end,
-        
-    window_start + interval 3660 second as final_at,
-        timestamp_seconds(unix_seconds(window_start) + 60 + case source_table
-        when 'page_errors' then 3600
-        when 'page_views' then 3600
-    end) as version_final_at,
-        timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
-        cast(pmod(xxhash64(page), 1) as int) as series_bucket
-    from (
-        select
-            *,
-            timestamp_seconds(floor(unix_seconds(event_time) / 60) * 60) as window_start
-        from selected_versions
-    )
-
-    ),
-
-    chained_versions as (
-
-        
-    select
-        *,
-        min(ingested_at) over later_versions as superseded_at,
-        min(if(loaded_at <= timestamp'2026-01-01 00:45:10' and ingested_at <= timestamp'2026-01-01 00:45:10', ingested_at, null))
-            over later_versions as superseded_before,
-        lag(version_final_at) over event_versions as previous_version_final_at
-    from windowed_versions
-    window
-        event_versions as (partition by source_table, event_id order by ingested_at, event_time, error_count, view_count, page),
-        later_versions as (
-            partition by source_table, event_id order by ingested_at, event_time, error_count, view_count, page rows between 1 following and unbounded following
-        )
-
-    )
-
-    select
-        *,
-        
-        (ingested_at <= least(timestamp'2026-01-01 01:15:10', version_final_at) and coalesce(superseded_at > least(timestamp'2026-01-01 01:15:10', version_final_at), true)) as counts_now,
-        loaded_at <= timestamp'2026-01-01 00:45:10'
-        and (ingested_at <= least(timestamp'2026-01-01 00:45:10', version_final_at) and coalesce(superseded_before > least(timestamp'2026-01-01 00:45:10', version_final_at), true)) as counted_before,
-        loaded_at > timestamp'2026-01-01 00:45:10' and ingested_at < timestamp'2026-01-01 00:40:10' as written_late
-    from chained_versions
-
-)
-
-select * from version_counts
-) select source_table
-from __dbt__cte__int_page_error_rates__version_counts
-where source_table is null
-
-
--- node: unique_combination_of_columns_int_page_error_rates__version_counts_source_table__event_id__event_time__error_count__view_count__page__ingested_at
--- test, test: test
-with __dbt__cte__int_page_error_rates__version_counts as (
-with
-
-version_counts as (
-
-    
-    with
-
-    arrived_events as (
-
-        select distinct source_table, event_id
-        from analytics.int_page_error_rates__versions
-        where
-            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
-            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-            and ingested_at <= timestamp'2026-01-01 01:15:10'
-            and quarantine_reason is null
-
-    ),
-
-    selected_versions as (
-
-        select selected.*
-        from analytics.int_page_error_rates__versions as selected
-        left semi join arrived_events
-            on selected.source_table = arrived_events.source_table and selected.event_id = arrived_events.event_id
-        where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
-
-    ),
-
-    windowed_versions as (
-
-        
-    select
-        *,
-        
-    window_start + interval 60 second as window_end,
-        
-    window_start + interval 3660 second as final_at,
-        timestamp_seconds(unix_seconds(window_start) + 60 + case source_table
-        when 'page_errors' then 3600
-        when 'page_views' then 3600
-    end) as version_final_at,
-        timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
-        cast(pmod(xxhash64(page), 1) as int) as series_bucket
-    from (
-        select
-            *,
-            timestamp_seconds(floor(unix_seconds(event_time) / 60) * 60) as window_start
-        from selected_versions
-    )
-
-    ),
-
-    chained_versions as (
-
-        
-    select
-        *,
-        min(ingested_at) over later_versions as superseded_at,
-        min(if(loaded_at <= timestamp'2026-01-01 00:45:10' and ingested_at <= timestamp'2026-01-01 00:45:10', ingested_at, null))
-            over later_versions as superseded_before,
-        lag(version_final_at) over event_versions as previous_version_final_at
-    from windowed_versions
-    window
-        event_versions as (partition by source_table, event_id order by ingested_at, event_time, error_count, view_count, page),
-        later_versions as (
-            partition by source_table, event_id order by ingested_at, event_time, error_count, view_count, page rows between 1 following and unbounded following
-        )
-
-    )
-
-    select
-        *,
-        
-        (ingested_at <= least(timestamp'2026-01-01 01:15:10', version_final_at) and coalesce(superseded_at > least(timestamp'2026-01-01 01:15:10', version_final_at), true)) as counts_now,
-        loaded_at <= timestamp'2026-01-01 00:45:10'
-        and (ingested_at <= least(timestamp'2026-01-01 00:45:10', version_final_at) and coalesce(superseded_before > least(timestamp'2026-01-01 00:45:10', version_final_at), true)) as counted_before,
-        loaded_at > timestamp'2026-01-01 00:45:10' and ingested_at < timestamp'2026-01-01 00:40:10' as written_late
-    from chained_versions
-
-)
-
-select * from version_counts
-) select
-        source_table, event_id, event_time, error_count, view_count, page, ingested_at,
-        count(*) as occurrences
-    from __dbt__cte__int_page_error_rates__version_counts
-    group by source_table, event_id, event_time, error_count, view_count, page, ingested_at
-    having count(*) > 1
-
-
--- node: water_level_too_late_readings
--- model, incremental: staged (cached), then written by insert_overwrite into the partitions it holds
-with
-
- __dbt__cte__int_water_level__version_counts as (
-with
-
-version_counts as (
-
-    
-    with
-
-    arrived_events as (
-
-        select distinct event_id
-        from analytics.int_water_level__versions
-        where
-            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
-            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-            and ingested_at <= timestamp'2026-01-01 01:15:10'
-            and quarantine_reason is null
-
-    ),
-
-    selected_versions as (
-
-        select selected.*
-        from analytics.int_water_level__versions as selected
-        left semi join arrived_events
-            on selected.event_id = arrived_events.event_id
-        where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
-
-    ),
-
-    windowed_versions as (
-
-        
-    select
-        *,
-        
-    window_start + interval 60 second as window_end,
-        
-    window_start + interval 3660 second as final_at,
-        timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
-        cast(pmod(xxhash64(location), 1) as int) as series_bucket
-    from (
-        select
-            *,
-            timestamp_seconds(floor(unix_seconds(event_time) / 60) * 60) as window_start
-        from selected_versions
-    )
-
-    ),
-
-    chained_versions as (
-
-        
-    select
-        *,
-        min(ingested_at) over later_versions as superseded_at,
-        min(if(loaded_at <= timestamp'2026-01-01 00:45:10' and ingested_at <= timestamp'2026-01-01 00:45:10', ingested_at, null))
-            over later_versions as superseded_before,
-        lag(final_at) over event_versions as previous_version_final_at
-    from windowed_versions
-    window
-        event_versions as (partition by event_id order by ingested_at, event_time, reading_value, location),
-        later_versions as (
-            partition by event_id order by ingested_at, event_time, reading_value, location rows between 1 following and unbounded following
-        )
-
-    )
-
-    select
-        *,
-        final_at as version_final_at,
-        
-        (ingested_at <= least(timestamp'2026-01-01 01:15:10', final_at) and coalesce(superseded_at > least(timestamp'2026-01-01 01:15:10', final_at), true)) as counts_now,
-        loaded_at <= timestamp'2026-01-01 00:45:10'
-        and (ingested_at <= least(timestamp'2026-01-01 00:45:10', final_at) and coalesce(superseded_before > least(timestamp'2026-01-01 00:45:10', final_at), true)) as counted_before,
-        loaded_at > timestamp'2026-01-01 00:45:10' and ingested_at < timestamp'2026-01-01 00:40:10' as written_late
-    from chained_versions
-
-)
-
-select * from version_counts
-), version_counts as (
-
-    select * from __dbt__cte__int_water_level__version_counts
-
-),
-
-too_late_versions as (
-
-    
-    select
-        sha2(concat_ws('|', cast(event_id as string), cast(ingested_at as string), cast(event_time as string), cast(reading_value as string), cast(location as string)), 256)
-            as version_id,
-        *,
-        case
-            when ingested_at > version_final_at then 'arrived_after_final'
-            else 'replaces_final_version'
-        end as too_late_reason,
-        unix_seconds(ingested_at) - unix_seconds(coalesce(
-            case when ingested_at > version_final_at then version_final_at end, previous_version_final_at
-        )) as seconds_after_final
-    from version_counts
-    where
-        (ingested_at > version_final_at or ingested_at > previous_version_final_at)
-        and (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-
-)
-
-select
-    version_id,
-    event_id,
-    location,
-    event_time,
-    reading_value,
-    ingested_at,
-    window_start,
-    final_at,
-    too_late_reason,
-    seconds_after_final,
-    timestamp'2026-01-01 01:15:10' as detected_at,
-    '<invocation_id>' as invocation_id
-from too_late_versions
-
-
--- node: not_null_int_water_level__version_counts_counted_before
--- test, test: test
-with __dbt__cte__int_water_level__version_counts as (
-with
-
-version_counts as (
-
-    
-    with
-
-    arrived_events as (
-
-        select distinct event_id
-        from analytics.int_water_level__versions
-        where
-            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
-            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-            and ingested_at <= timestamp'2026-01-01 01:15:10'
-            and quarantine_reason is null
-
-    ),
-
-    selected_versions as (
-
-        select selected.*
-        from analytics.int_water_level__versions as selected
-        left semi join arrived_events
-            on selected.event_id = arrived_events.event_id
-        where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
-
-    ),
-
-    windowed_versions as (
-
-        
-    select
-        *,
-        
-    window_start + interval 60 second as window_end,
-        
-    window_start + interval 3660 second as final_at,
-        timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
-        cast(pmod(xxhash64(location), 1) as int) as series_bucket
-    from (
-        select
-            *,
-            timestamp_seconds(floor(unix_seconds(event_time) / 60) * 60) as window_start
-        from selected_versions
-    )
-
-    ),
-
-    chained_versions as (
-
-        
-    select
-        *,
-        min(ingested_at) over later_versions as superseded_at,
-        min(if(loaded_at <= timestamp'2026-01-01 00:45:10' and ingested_at <= timestamp'2026-01-01 00:45:10', ingested_at, null))
-            over later_versions as superseded_before,
-        lag(final_at) over event_versions as previous_version_final_at
-    from windowed_versions
-    window
-        event_versions as (partition by event_id order by ingested_at, event_time, reading_value, location),
-        later_versions as (
-            partition by event_id order by ingested_at, event_time, reading_value, location rows between 1 following and unbounded following
-        )
-
-    )
-
-    select
-        *,
-        final_at as version_final_at,
-        
-        (ingested_at <= least(timestamp'2026-01-01 01:15:10', final_at) and coalesce(superseded_at > least(timestamp'2026-01-01 01:15:10', final_at), true)) as counts_now,
-        loaded_at <= timestamp'2026-01-01 00:45:10'
-        and (ingested_at <= least(timestamp'2026-01-01 00:45:10', final_at) and coalesce(superseded_before > least(timestamp'2026-01-01 00:45:10', final_at), true)) as counted_before,
-        loaded_at > timestamp'2026-01-01 00:45:10' and ingested_at < timestamp'2026-01-01 00:40:10' as written_late
-    from chained_versions
-
-)
-
-select * from version_counts
-) select counted_before
-from __dbt__cte__int_water_level__version_counts
-where counted_before is null
-
-
--- node: not_null_int_water_level__version_counts_counts_now
--- test, test: test
-with __dbt__cte__int_water_level__version_counts as (
-with
-
-version_counts as (
-
-    
-    with
-
-    arrived_events as (
-
-        select distinct event_id
-        from analytics.int_water_level__versions
-        where
-            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
-            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-            and ingested_at <= timestamp'2026-01-01 01:15:10'
-            and quarantine_reason is null
-
-    ),
-
-    selected_versions as (
-
-        select selected.*
-        from analytics.int_water_level__versions as selected
-        left semi join arrived_events
-            on selected.event_id = arrived_events.event_id
-        where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
-
-    ),
-
-    windowed_versions as (
-
-        
-    select
-        *,
-        
-    window_start + interval 60 second as window_end,
-        
-    window_start + interval 3660 second as final_at,
-        timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
-        cast(pmod(xxhash64(location), 1) as int) as series_bucket
-    from (
-        select
-            *,
-            timestamp_seconds(floor(unix_seconds(event_time) / 60) * 60) as window_start
-        from selected_versions
-    )
-
-    ),
-
-    chained_versions as (
-
-        
-    select
-        *,
-        min(ingested_at) over later_versions as superseded_at,
-        min(if(loaded_at <= timestamp'2026-01-01 00:45:10' and ingested_at <= timestamp'2026-01-01 00:45:10', ingested_at, null))
-            over later_versions as superseded_before,
-        lag(final_at) over event_versions as previous_version_final_at
-    from windowed_versions
-    window
-        event_versions as (partition by event_id order by ingested_at, event_time, reading_value, location),
-        later_versions as (
-            partition by event_id order by ingested_at, event_time, reading_value, location rows between 1 following and unbounded following
-        )
-
-    )
-
-    select
-        *,
-        final_at as version_final_at,
-        
-        (ingested_at <= least(timestamp'2026-01-01 01:15:10', final_at) and coalesce(superseded_at > least(timestamp'2026-01-01 01:15:10', final_at), true)) as counts_now,
-        loaded_at <= timestamp'2026-01-01 00:45:10'
-        and (ingested_at <= least(timestamp'2026-01-01 00:45:10', final_at) and coalesce(superseded_before > least(timestamp'2026-01-01 00:45:10', final_at), true)) as counted_before,
-        loaded_at > timestamp'2026-01-01 00:45:10' and ingested_at < timestamp'2026-01-01 00:40:10' as written_late
-    from chained_versions
-
-)
-
-select * from version_counts
-) select counts_now
-from __dbt__cte__int_water_level__version_counts
-where counts_now is null
-
-
--- node: not_null_int_water_level__version_counts_event_id
--- test, test: test
-with __dbt__cte__int_water_level__version_counts as (
-with
-
-version_counts as (
-
-    
-    with
-
-    arrived_events as (
-
-        select distinct event_id
-        from analytics.int_water_level__versions
-        where
-            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
-            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-            and ingested_at <= timestamp'2026-01-01 01:15:10'
-            and quarantine_reason is null
-
-    ),
-
-    selected_versions as (
-
-        select selected.*
-        from analytics.int_water_level__versions as selected
-        left semi join arrived_events
-            on selected.event_id = arrived_events.event_id
-        where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
-
-    ),
-
-    windowed_versions as (
-
-        
-    select
-        *,
-        
-    window_start + interval 60 second as window_end,
-        
-    window_start + interval 3660 second as final_at,
-        timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
-        cast(pmod(xxhash64(location), 1) as int) as series_bucket
-    from (
-        select
-            *,
-            timestamp_seconds(floor(unix_seconds(event_time) / 60) * 60) as window_start
-        from selected_versions
-    )
-
-    ),
-
-    chained_versions as (
-
-        
-    select
-        *,
-        min(ingested_at) over later_versions as superseded_at,
-        min(if(loaded_at <= timestamp'2026-01-01 00:45:10' and ingested_at <= timestamp'2026-01-01 00:45:10', ingested_at, null))
-            over later_versions as superseded_before,
-        lag(final_at) over event_versions as previous_version_final_at
-    from windowed_versions
-    window
-        event_versions as (partition by event_id order by ingested_at, event_time, reading_value, location),
-        later_versions as (
-            partition by event_id order by ingested_at, event_time, reading_value, location rows between 1 following and unbounded following
-        )
-
-    )
-
-    select
-        *,
-        final_at as version_final_at,
-        
-        (ingested_at <= least(timestamp'2026-01-01 01:15:10', final_at) and coalesce(superseded_at > least(timestamp'2026-01-01 01:15:10', final_at), true)) as counts_now,
-        loaded_at <= timestamp'2026-01-01 00:45:10'
-        and (ingested_at <= least(timestamp'2026-01-01 00:45:10', final_at) and coalesce(superseded_before > least(timestamp'2026-01-01 00:45:10', final_at), true)) as counted_before,
-        loaded_at > timestamp'2026-01-01 00:45:10' and ingested_at < timestamp'2026-01-01 00:40:10' as written_late
-    from chained_versions
-
-)
-
-select * from version_counts
-) select event_id
-from __dbt__cte__int_water_level__version_counts
-where event_id is null
-
-
--- node: unique_combination_of_columns_int_water_level__version_counts_event_id__location__event_time__reading_value__ingested_at
--- test, test: test
-with __dbt__cte__int_water_level__version_counts as (
-with
-
-version_counts as (
-
-    
-    with
-
-    arrived_events as (
-
-        select distinct event_id
-        from analytics.int_water_level__versions
-        where
-            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
-            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-            and ingested_at <= timestamp'2026-01-01 01:15:10'
-            and quarantine_reason is null
-
-    ),
-
-    selected_versions as (
-
-        select selected.*
-        from analytics.int_water_level__versions as selected
-        left semi join arrived_events
-            on selected.event_id = arrived_events.event_id
-        where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
-
-    ),
-
-    windowed_versions as (
-
-        
-    select
-        *,
-        
-    window_start + interval 60 second as window_end,
-        
-    window_start + interval 3660 second as final_at,
-        timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
-        cast(pmod(xxhash64(location), 1) as int) as series_bucket
-    from (
-        select
-            *,
-            timestamp_seconds(floor(unix_seconds(event_time) / 60) * 60) as window_start
-        from selected_versions
-    )
-
-    ),
-
-    chained_versions as (
-
-        
-    select
-        *,
-        min(ingested_at) over later_versions as superseded_at,
-        min(if(loaded_at <= timestamp'2026-01-01 00:45:10' and ingested_at <= timestamp'2026-01-01 00:45:10', ingested_at, null))
-            over later_versions as superseded_before,
-        lag(final_at) over event_versions as previous_version_final_at
-    from windowed_versions
-    window
-        event_versions as (partition by event_id order by ingested_at, event_time, reading_value, location),
-        later_versions as (
-            partition by event_id order by ingested_at, event_time, reading_value, location rows between 1 following and unbounded following
-        )
-
-    )
-
-    select
-        *,
-        final_at as version_final_at,
-        
-        (ingested_at <= least(timestamp'2026-01-01 01:15:10', final_at) and coalesce(superseded_at > least(timestamp'2026-01-01 01:15:10', final_at), true)) as counts_now,
-        loaded_at <= timestamp'2026-01-01 00:45:10'
-        and (ingested_at <= least(timestamp'2026-01-01 00:45:10', final_at) and coalesce(superseded_before > least(timestamp'2026-01-01 00:45:10', final_at), true)) as counted_before,
-        loaded_at > timestamp'2026-01-01 00:45:10' and ingested_at < timestamp'2026-01-01 00:40:10' as written_late
-    from chained_versions
-
-)
-
-select * from version_counts
-) select
-        event_id, location, event_time, reading_value, ingested_at,
-        count(*) as occurrences
-    from __dbt__cte__int_water_level__version_counts
-    group by event_id, location, event_time, reading_value, ingested_at
-    having count(*) > 1
-
 
 -- node: page_error_rates
--- model, incremental: staged (cached), then written by insert_overwrite into the partitions it holds
+-- windows of page_error_rates: staged (cached), then written by replacing the (time partition, series bucket) pairs it holds
 with
 
- __dbt__cte__int_page_error_rates__version_counts as (
-with
+    version_counts as (
 
-version_counts as (
-
-    
+        
     with
 
     arrived_events as (
@@ -1222,16 +125,14 @@ version_counts as (
 
     windowed_versions as (
 
-        
-    select
+        select
         *,
-        
-    window_start + interval 60 second as window_end,
-        
-    window_start + interval 3660 second as final_at,
+        window_start + interval 60 second as window_end,
+        window_start + interval 3660 second as final_at,
         timestamp_seconds(unix_seconds(window_start) + 60 + case source_table
         when 'page_errors' then 3600
         when 'page_views' then 3600
+        else 3600
     end) as version_final_at,
         timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
         cast(pmod(xxhash64(page), 1) as int) as series_bucket
@@ -1271,68 +172,38 @@ version_counts as (
         loaded_at > timestamp'2026-01-01 00:45:10' and ingested_at < timestamp'2026-01-01 00:40:10' as written_late
     from chained_versions
 
-)
+    ),
 
-select * from version_counts
-),  __dbt__cte__int_page_error_rates__windows_to_write as (
+    window_checksums as (
 
-
-with
-
-version_counts as (
-
-    select * from __dbt__cte__int_page_error_rates__version_counts
-
-),
-
-window_checksums as (
-
-    
+        
     select
         window_start,
         page,
         final_at,
         partition_start,
         series_bucket,
-        sum(case
-            when counts_now and not counted_before then 1
-            when counted_before and not counts_now then -(1)
-            else 0
-        end) as counted_rows__change,
-        sum(case
-            when counts_now and not counted_before then error_count
-            when counted_before and not counts_now then -(error_count)
-            else 0
-        end) as error_count__change,
-        sum(case
-            when counts_now and not counted_before then view_count
-            when counted_before and not counts_now then -(view_count)
-            else 0
-        end) as view_count__change,
-        sum(case
-            when counts_now and not counted_before then 
-    cast(xxhash64(source_table, event_id, event_time, error_count, view_count) as decimal(20, 0))
-            when counted_before and not counts_now then -(
-    cast(xxhash64(source_table, event_id, event_time, error_count, view_count) as decimal(20, 0)))
-            else 0
-        end) as counts_digest__change,
+        sum(case when counts_now and not counted_before then error_count when counted_before and not counts_now then -(error_count) else 0 end) as error_count__change,
+        sum(case when counts_now and not counted_before then view_count when counted_before and not counts_now then -(view_count) else 0 end) as view_count__change,
+        sum(case when counts_now and not counted_before then 1 when counted_before and not counts_now then -(1) else 0 end) as counted_rows__change,
+        sum(case when counts_now and not counted_before then cast(xxhash64(source_table, event_id, event_time, error_count, view_count) as decimal(20, 0)) when counted_before and not counts_now then -(cast(xxhash64(source_table, event_id, event_time, error_count, view_count) as decimal(20, 0))) else 0 end) as counts_digest__change,
         max(written_late and counts_now != counted_before) as changed_by_late_write
     from version_counts
     where counts_now or counted_before
     group by window_start, page, final_at, partition_start, series_bucket
 
-),
+    ),
 
-windows_to_write as (
+    windows_to_write as (
 
-    
+        
     with
 
     window_changes as (
 
         select *
         from window_checksums
-        where not (counted_rows__change = 0 and error_count__change = 0 and view_count__change = 0 and counts_digest__change = 0)
+        where not (error_count__change = 0 and view_count__change = 0 and counted_rows__change = 0 and counts_digest__change = 0)
 
     ),
 
@@ -1352,13 +223,13 @@ windows_to_write as (
             coalesce(stored.final_at, changes.final_at) as final_at,
             coalesce(stored.partition_start, changes.partition_start) as partition_start,
             coalesce(stored.series_bucket, changes.series_bucket) as series_bucket,
-            cast(coalesce(stored.counted_rows, 0) as bigint) + cast(coalesce(changes.counted_rows__change, 0) as bigint) as counted_rows,
             cast(coalesce(stored.error_count, 0) as bigint) + cast(coalesce(changes.error_count__change, 0) as bigint) as error_count,
             cast(coalesce(stored.view_count, 0) as bigint) + cast(coalesce(changes.view_count__change, 0) as bigint) as view_count,
+            cast(coalesce(stored.counted_rows, 0) as bigint) + cast(coalesce(changes.counted_rows__change, 0) as bigint) as counted_rows,
             cast(coalesce(stored.counts_digest, 0) as decimal(37, 0)) + cast(coalesce(changes.counts_digest__change, 0) as decimal(37, 0)) as counts_digest,
-            stored.counted_rows as stored_counted_rows,
             stored.error_count as stored_error_count,
             stored.view_count as stored_view_count,
+            stored.counted_rows as stored_counted_rows,
             stored.counts_digest as stored_counts_digest,
             stored.is_final as stored_is_final,
             stored.computed_at as stored_computed_at,
@@ -1416,16 +287,18 @@ windows_to_write as (
             case
                 when counted_rows = 0 then 'vanished'
                 when stored_counted_rows is null then 'published'
-                when not (
-        counted_rows <=> stored_counted_rows and
+                when not 
+    (
         error_count <=> stored_error_count and
         view_count <=> stored_view_count and
+        counted_rows <=> stored_counted_rows and
         final_at <= timestamp'2026-01-01 01:15:10' <=> stored_is_final
     ) then 'published'
-                when not (
-        counted_rows <=> stored_counted_rows and
+                when not 
+    (
         error_count <=> stored_error_count and
         view_count <=> stored_view_count and
+        counted_rows <=> stored_counted_rows and
         counts_digest <=> stored_counts_digest
     ) then 'checksum'
                 else 'unchanged'
@@ -1433,27 +306,23 @@ windows_to_write as (
         from updated_windows
     )
 
-)
+    ),
 
-select * from windows_to_write
-), windows_to_write as (
+    measured_windows as (
 
-    select * from __dbt__cte__int_page_error_rates__windows_to_write
+        select
+            *
+        from windows_to_write
 
-),
+    )
 
-error_rates as (
-
-    -- A window with rows of one series only has 0 for the other; a window whose counts are all
-    -- 0 has no rate (null) rather than a division by zero.
     select
         window_start,
-        
-    window_start + interval 60 second as window_end,
+        window_start + interval 60 second as window_end,
         page,
         error_count,
         view_count,
-        100 * cast(error_count as double) / nullif(error_count + view_count, 0) as error_rate_percent,
+        (100 * cast(error_count as double) / nullif(error_count + view_count, 0)) as error_rate_percent,
         counted_rows,
         is_final,
         final_at,
@@ -1463,76 +332,72 @@ error_rates as (
         written_at,
         partition_start,
         series_bucket, window_change, window_repaired
-    from windows_to_write
+    from measured_windows
+
+
+-- node: int_water_level__versions
+-- versions of water_level_window_means: the versions that arrived since the previous run, appended (a rebuild: every version, a new table)
+with delivered as (
+            select
+        event_id,
+        location,
+        event_time,
+        reading_value,
+        ingested_at,
+        case
+        when quarantine_reason is not null then quarantine_reason
+        when event_id is null then 'null_event_id'
+        when location is null then 'null_location'
+        when event_time is null then 'null_event_time'
+        when reading_value is null then 'null_reading_value'
+        when ingested_at is null then 'null_ingested_at'
+        when isnan(reading_value) or abs(reading_value) = double('infinity') then 'not_finite'
+        when abs(reading_value) >= 1e19 then 'out_of_range'
+    end as quarantine_reason,
+        timestamp'2026-01-01 01:15:10' as loaded_at
+    from (
+        with
+
+readings as (
+
+    select * from analytics.stg_sensors__water_level_readings
 
 )
 
-select * from error_rates
-
-
--- node: accepted_values_page_error_rates_too_late_counts_too_late_reason__arrived_after_final__replaces_final_version
--- test, test: test
-with all_values as (
-
-    select
-        too_late_reason as value_field,
-        count(*) as n_records
-
-    from analytics.page_error_rates_too_late_counts
-    group by too_late_reason
-
-)
-
-select *
-from all_values
-where value_field not in (
-    'arrived_after_final','replaces_final_version'
-)
-
-
--- node: assert_no_too_late_page_counts
--- test, test: test
--- Warns when rows arrived after their window became final: they count toward no window until a
--- deliberate backfill includes them. See page_error_rates_too_late_counts for the rows.
 select
     event_id,
-    source_table,
-    page,
-    window_start,
-    too_late_reason,
-    seconds_after_final
-from analytics.page_error_rates_too_late_counts
-
-
--- node: not_null_page_error_rates_too_late_counts_version_id
--- test, test: test
-select version_id
-from analytics.page_error_rates_too_late_counts
-where version_id is null
-
-
--- node: unique_page_error_rates_too_late_counts_version_id
--- test, test: test
-select
-    version_id as unique_field,
-    count(*) as n_records
-
-from analytics.page_error_rates_too_late_counts
-where version_id is not null
-group by version_id
-having count(*) > 1
+    location,
+    event_time,
+    reading_value,
+    ingested_at,
+    quarantine_reason
+from readings
+    ) as delivered
+        )
+        
+    select delivered.*
+    from delivered as delivered
+    left anti join (
+        select event_id, location, event_time, reading_value, ingested_at
+        from analytics.int_water_level__versions
+        where (ingested_at >= timestamp'2026-01-01 00:40:10' or ingested_at is null)
+    ) as loaded
+        on
+            delivered.event_id <=> loaded.event_id and
+            delivered.location <=> loaded.location and
+            delivered.event_time <=> loaded.event_time and
+            delivered.reading_value <=> loaded.reading_value and
+            delivered.ingested_at <=> loaded.ingested_at
+    where (delivered.ingested_at >= timestamp'2026-01-01 00:40:10' or delivered.ingested_at is null)
 
 
 -- node: water_level_window_means
--- model, incremental: staged (cached), then written by insert_overwrite into the partitions it holds
+-- windows of water_level_window_means: staged (cached), then written by replacing the (time partition, series bucket) pairs it holds
 with
 
- __dbt__cte__int_water_level__version_counts as (
-with
+    version_counts as (
 
-version_counts as (
-
-    
+        
     with
 
     arrived_events as (
@@ -1559,13 +424,10 @@ version_counts as (
 
     windowed_versions as (
 
-        
-    select
+        select
         *,
-        
-    window_start + interval 60 second as window_end,
-        
-    window_start + interval 3660 second as final_at,
+        window_start + interval 60 second as window_end,
+        window_start + interval 3660 second as final_at,
         timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
         cast(pmod(xxhash64(location), 1) as int) as series_bucket
     from (
@@ -1605,56 +467,30 @@ version_counts as (
         loaded_at > timestamp'2026-01-01 00:45:10' and ingested_at < timestamp'2026-01-01 00:40:10' as written_late
     from chained_versions
 
-)
+    ),
 
-select * from version_counts
-),  __dbt__cte__int_water_level__windows_to_write as (
+    window_checksums as (
 
-
-with
-
-version_counts as (
-
-    select * from __dbt__cte__int_water_level__version_counts
-
-),
-
-window_checksums as (
-
-    
+        
     select
         window_start,
         location,
         final_at,
         partition_start,
         series_bucket,
-        sum(case
-            when counts_now and not counted_before then 1
-            when counted_before and not counts_now then -(1)
-            else 0
-        end) as reading_count__change,
-        sum(case
-            when counts_now and not counted_before then cast(reading_value as decimal(28, 9))
-            when counted_before and not counts_now then -(cast(reading_value as decimal(28, 9)))
-            else 0
-        end) as value_sum__change,
-        sum(case
-            when counts_now and not counted_before then 
-    cast(xxhash64(event_id, event_time, reading_value) as decimal(20, 0))
-            when counted_before and not counts_now then -(
-    cast(xxhash64(event_id, event_time, reading_value) as decimal(20, 0)))
-            else 0
-        end) as readings_digest__change,
+        sum(case when counts_now and not counted_before then 1 when counted_before and not counts_now then -(1) else 0 end) as reading_count__change,
+        sum(case when counts_now and not counted_before then cast(reading_value as decimal(28, 9)) when counted_before and not counts_now then -(cast(reading_value as decimal(28, 9))) else 0 end) as value_sum__change,
+        sum(case when counts_now and not counted_before then cast(xxhash64(event_id, event_time, reading_value) as decimal(20, 0)) when counted_before and not counts_now then -(cast(xxhash64(event_id, event_time, reading_value) as decimal(20, 0))) else 0 end) as readings_digest__change,
         max(written_late and counts_now != counted_before) as changed_by_late_write
     from version_counts
     where counts_now or counted_before
     group by window_start, location, final_at, partition_start, series_bucket
 
-),
+    ),
 
-windows_to_write as (
+    windows_to_write as (
 
-    
+        
     with
 
     window_changes as (
@@ -1742,12 +578,14 @@ windows_to_write as (
             case
                 when reading_count = 0 then 'vanished'
                 when stored_reading_count is null then 'published'
-                when not (
+                when not 
+    (
         reading_count <=> stored_reading_count and
         value_sum <=> stored_value_sum and
         final_at <= timestamp'2026-01-01 01:15:10' <=> stored_is_final
     ) then 'published'
-                when not (
+                when not 
+    (
         reading_count <=> stored_reading_count and
         value_sum <=> stored_value_sum and
         readings_digest <=> stored_readings_digest
@@ -1757,281 +595,346 @@ windows_to_write as (
         from updated_windows
     )
 
-)
+    ),
 
-select * from windows_to_write
-), windows_to_write as (
+    measured_windows as (
 
-    select * from __dbt__cte__int_water_level__windows_to_write
+        select
+            *,
+            cast(value_sum as double) / reading_count as mean_value
+        from windows_to_write
 
-),
-
-window_means as (
+    )
 
     select
         window_start,
-        
-    window_start + interval 60 second as window_end,
+        window_start + interval 60 second as window_end,
         location,
         reading_count,
-        cast(value_sum as double) / reading_count as mean_value,
+        mean_value,
+        value_sum,
         is_final,
         final_at,
-        value_sum,
         readings_digest,
         computed_at,
         invocation_id,
         written_at,
         partition_start,
         series_bucket, window_change, window_repaired
-    from windows_to_write
-
-)
-
-select * from window_means
-
-
--- node: accepted_values_water_level_too_late_readings_too_late_reason__arrived_after_final__replaces_final_version
--- test, test: test
-with all_values as (
-
-    select
-        too_late_reason as value_field,
-        count(*) as n_records
-
-    from analytics.water_level_too_late_readings
-    group by too_late_reason
-
-)
-
-select *
-from all_values
-where value_field not in (
-    'arrived_after_final','replaces_final_version'
-)
-
-
--- node: assert_no_too_late_readings
--- test, test: test
--- Warns when rows arrived after their window became final: they count toward no window until a
--- deliberate backfill includes them. See water_level_too_late_readings for the rows.
-select
-    event_id,
-    location,
-    window_start,
-    too_late_reason,
-    seconds_after_final
-from analytics.water_level_too_late_readings
-
-
--- node: not_null_water_level_too_late_readings_version_id
--- test, test: test
-select version_id
-from analytics.water_level_too_late_readings
-where version_id is null
-
-
--- node: unique_water_level_too_late_readings_version_id
--- test, test: test
-select
-    version_id as unique_field,
-    count(*) as n_records
-
-from analytics.water_level_too_late_readings
-where version_id is not null
-group by version_id
-having count(*) > 1
+    from measured_windows
 
 
 -- node: page_error_rates_history
--- snapshot, snapshot: staged against the history's open versions, then merged (macros/late_data/history)
-select
-    concat_ws('|', cast(window_start as string), cast(page as string)) as window_key,
-    window_start,
-    window_end,
-    page,
-    error_count,
-    view_count,
-    error_rate_percent,
-    counted_rows,
-    is_final,
-    final_at,
-    computed_at,
-    invocation_id,
-    partition_start,
-    series_bucket
-from analytics.page_error_rates
-where computed_at > timestamp'2026-01-01 00:45:10'
+-- history of page_error_rates_history: staged against the history's open versions, then merged (a new history: created from it)
+with
 
+    candidates as (
 
--- node: not_null_page_error_rates_error_count
--- test, test: test
-select error_count
-from analytics.page_error_rates
-where error_count is null
-
-
--- node: not_null_page_error_rates_is_final
--- test, test: test
-select is_final
-from analytics.page_error_rates
-where is_final is null
-
-
--- node: not_null_page_error_rates_page
--- test, test: test
-select page
-from analytics.page_error_rates
-where page is null
-
-
--- node: not_null_page_error_rates_partition_start
--- test, test: test
-select partition_start
-from analytics.page_error_rates
-where partition_start is null
-
-
--- node: not_null_page_error_rates_series_bucket
--- test, test: test
-select series_bucket
-from analytics.page_error_rates
-where series_bucket is null
-
-
--- node: not_null_page_error_rates_view_count
--- test, test: test
-select view_count
-from analytics.page_error_rates
-where view_count is null
-
-
--- node: not_null_page_error_rates_window_start
--- test, test: test
-select window_start
-from analytics.page_error_rates
-where window_start is null
-
-
--- node: unique_combination_of_columns_page_error_rates_window_start__page
--- test, test: test
-select
-        window_start, page,
-        count(*) as occurrences
+        
+    select
+        concat_ws('|', cast(window_start as string), cast(page as string)) as window_key,
+        window_start, window_end, page, error_count, view_count, error_rate_percent, counted_rows, is_final, final_at, computed_at, invocation_id, partition_start, series_bucket
     from analytics.page_error_rates
-    group by window_start, page
-    having count(*) > 1
+    where computed_at > timestamp'2026-01-01 00:45:10'
+
+    )
+
+    select
+        'insert' as dbt_change_type,
+        candidates.*,
+        candidates.window_key as dbt_unique_key,
+        candidates.computed_at as dbt_updated_at,
+        candidates.computed_at as dbt_valid_from,
+        cast(null as timestamp) as dbt_valid_to,
+        md5(coalesce(cast(candidates.window_key as string), '')
+         || '|' || coalesce(cast(candidates.computed_at as string), '')
+        ) as dbt_scd_id,
+        true as is_current_version
+    from candidates
+
+    union all
+
+    select
+        'update' as dbt_change_type,
+        candidates.*,
+        candidates.window_key as dbt_unique_key,
+        candidates.computed_at as dbt_updated_at,
+        candidates.computed_at as dbt_valid_from,
+        candidates.computed_at as dbt_valid_to,
+        cast(null as string) as dbt_scd_id,
+        false as is_current_version
+    from candidates
+
+
+-- node: page_error_rates_too_late_counts
+-- too_late of page_error_rates_history: merged by version_id (a new listing: created from it)
+with
+
+    version_counts as (
+
+        
+    with
+
+    arrived_events as (
+
+        select distinct source_table, event_id
+        from analytics.int_page_error_rates__versions
+        where
+            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
+            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
+            and ingested_at <= timestamp'2026-01-01 01:15:10'
+            and quarantine_reason is null
+
+    ),
+
+    selected_versions as (
+
+        select selected.*
+        from analytics.int_page_error_rates__versions as selected
+        left semi join arrived_events
+            on selected.source_table = arrived_events.source_table and selected.event_id = arrived_events.event_id
+        where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
+
+    ),
+
+    windowed_versions as (
+
+        select
+        *,
+        window_start + interval 60 second as window_end,
+        window_start + interval 3660 second as final_at,
+        timestamp_seconds(unix_seconds(window_start) + 60 + case source_table
+        when 'page_errors' then 3600
+        when 'page_views' then 3600
+        else 3600
+    end) as version_final_at,
+        timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
+        cast(pmod(xxhash64(page), 1) as int) as series_bucket
+    from (
+        select
+            *,
+            timestamp_seconds(floor(unix_seconds(event_time) / 60) * 60) as window_start
+        from selected_versions
+    )
+
+    ),
+
+    chained_versions as (
+
+        
+    select
+        *,
+        min(ingested_at) over later_versions as superseded_at,
+        cast(null as timestamp) as superseded_before,
+        lag(version_final_at) over event_versions as previous_version_final_at
+    from windowed_versions
+    window
+        event_versions as (partition by source_table, event_id order by ingested_at, event_time, error_count, view_count, page),
+        later_versions as (
+            partition by source_table, event_id order by ingested_at, event_time, error_count, view_count, page rows between 1 following and unbounded following
+        )
+
+    )
+
+    select
+        *,
+        
+        (ingested_at <= least(timestamp'2026-01-01 01:15:10', version_final_at) and coalesce(superseded_at > least(timestamp'2026-01-01 01:15:10', version_final_at), true)) as counts_now,
+        false as counted_before,
+        false as written_late
+    from chained_versions
+
+    ),
+
+    too_late_versions as (
+
+        
+    select
+        sha2(concat_ws('|', cast(source_table as string), cast(event_id as string), cast(ingested_at as string), cast(event_time as string), cast(error_count as string), cast(view_count as string), cast(page as string)), 256)
+            as version_id,
+        *,
+        case
+            when ingested_at > version_final_at then 'arrived_after_final'
+            else 'replaces_final_version'
+        end as too_late_reason,
+        unix_seconds(ingested_at) - unix_seconds(coalesce(
+            case when ingested_at > version_final_at then version_final_at end, previous_version_final_at
+        )) as seconds_after_final
+    from version_counts
+    where
+        (ingested_at > version_final_at or ingested_at > previous_version_final_at)
+        and (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
+
+    )
+
+    select
+        version_id,
+        source_table,
+        event_id,
+        page,
+        event_time,
+        error_count,
+        view_count,
+        ingested_at,
+        window_start,
+        version_final_at as final_at,
+        too_late_reason,
+        seconds_after_final,
+        timestamp'2026-01-01 01:15:10' as detected_at,
+        '<invocation_id>' as invocation_id
+    from too_late_versions
 
 
 -- node: water_level_window_means_history
--- snapshot, snapshot: staged against the history's open versions, then merged (macros/late_data/history)
-select
-    concat_ws('|', cast(window_start as string), cast(location as string)) as window_key,
-    window_start,
-    window_end,
-    location,
-    reading_count,
-    mean_value,
-    is_final,
-    final_at,
-    value_sum,
-    computed_at,
-    invocation_id,
-    partition_start,
-    series_bucket
-from analytics.water_level_window_means
-where computed_at > timestamp'2026-01-01 00:45:10'
+-- history of water_level_window_means_history: staged against the history's open versions, then merged (a new history: created from it)
+with
 
+    candidates as (
 
--- node: not_null_water_level_window_means_is_final
--- test, test: test
-select is_final
-from analytics.water_level_window_means
-where is_final is null
-
-
--- node: not_null_water_level_window_means_location
--- test, test: test
-select location
-from analytics.water_level_window_means
-where location is null
-
-
--- node: not_null_water_level_window_means_mean_value
--- test, test: test
-select mean_value
-from analytics.water_level_window_means
-where mean_value is null
-
-
--- node: not_null_water_level_window_means_partition_start
--- test, test: test
-select partition_start
-from analytics.water_level_window_means
-where partition_start is null
-
-
--- node: not_null_water_level_window_means_reading_count
--- test, test: test
-select reading_count
-from analytics.water_level_window_means
-where reading_count is null
-
-
--- node: not_null_water_level_window_means_series_bucket
--- test, test: test
-select series_bucket
-from analytics.water_level_window_means
-where series_bucket is null
-
-
--- node: not_null_water_level_window_means_window_end
--- test, test: test
-select window_end
-from analytics.water_level_window_means
-where window_end is null
-
-
--- node: not_null_water_level_window_means_window_start
--- test, test: test
-select window_start
-from analytics.water_level_window_means
-where window_start is null
-
-
--- node: unique_combination_of_columns_water_level_window_means_window_start__location
--- test, test: test
-select
-        window_start, location,
-        count(*) as occurrences
+        
+    select
+        concat_ws('|', cast(window_start as string), cast(location as string)) as window_key,
+        window_start, window_end, location, reading_count, mean_value, value_sum, is_final, final_at, computed_at, invocation_id, partition_start, series_bucket
     from analytics.water_level_window_means
-    group by window_start, location
-    having count(*) > 1
+    where computed_at > timestamp'2026-01-01 00:45:10'
+
+    )
+
+    select
+        'insert' as dbt_change_type,
+        candidates.*,
+        candidates.window_key as dbt_unique_key,
+        candidates.computed_at as dbt_updated_at,
+        candidates.computed_at as dbt_valid_from,
+        cast(null as timestamp) as dbt_valid_to,
+        md5(coalesce(cast(candidates.window_key as string), '')
+         || '|' || coalesce(cast(candidates.computed_at as string), '')
+        ) as dbt_scd_id,
+        true as is_current_version
+    from candidates
+
+    union all
+
+    select
+        'update' as dbt_change_type,
+        candidates.*,
+        candidates.window_key as dbt_unique_key,
+        candidates.computed_at as dbt_updated_at,
+        candidates.computed_at as dbt_valid_from,
+        candidates.computed_at as dbt_valid_to,
+        cast(null as string) as dbt_scd_id,
+        false as is_current_version
+    from candidates
 
 
--- node: not_null_page_error_rates_history_dbt_valid_from
--- test, test: test
-select dbt_valid_from
-from analytics.page_error_rates_history
-where dbt_valid_from is null
+-- node: water_level_too_late_readings
+-- too_late of water_level_window_means_history: merged by version_id (a new listing: created from it)
+with
 
+    version_counts as (
 
--- node: not_null_page_error_rates_history_window_key
--- test, test: test
-select window_key
-from analytics.page_error_rates_history
-where window_key is null
+        
+    with
 
+    arrived_events as (
 
--- node: not_null_water_level_window_means_history_dbt_valid_from
--- test, test: test
-select dbt_valid_from
-from analytics.water_level_window_means_history
-where dbt_valid_from is null
+        select distinct event_id
+        from analytics.int_water_level__versions
+        where
+            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
+            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
+            and ingested_at <= timestamp'2026-01-01 01:15:10'
+            and quarantine_reason is null
 
+    ),
 
--- node: not_null_water_level_window_means_history_window_key
--- test, test: test
-select window_key
-from analytics.water_level_window_means_history
-where window_key is null
+    selected_versions as (
+
+        select selected.*
+        from analytics.int_water_level__versions as selected
+        left semi join arrived_events
+            on selected.event_id = arrived_events.event_id
+        where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
+
+    ),
+
+    windowed_versions as (
+
+        select
+        *,
+        window_start + interval 60 second as window_end,
+        window_start + interval 3660 second as final_at,
+        timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
+        cast(pmod(xxhash64(location), 1) as int) as series_bucket
+    from (
+        select
+            *,
+            timestamp_seconds(floor(unix_seconds(event_time) / 60) * 60) as window_start
+        from selected_versions
+    )
+
+    ),
+
+    chained_versions as (
+
+        
+    select
+        *,
+        min(ingested_at) over later_versions as superseded_at,
+        cast(null as timestamp) as superseded_before,
+        lag(final_at) over event_versions as previous_version_final_at
+    from windowed_versions
+    window
+        event_versions as (partition by event_id order by ingested_at, event_time, reading_value, location),
+        later_versions as (
+            partition by event_id order by ingested_at, event_time, reading_value, location rows between 1 following and unbounded following
+        )
+
+    )
+
+    select
+        *,
+        final_at as version_final_at,
+        
+        (ingested_at <= least(timestamp'2026-01-01 01:15:10', final_at) and coalesce(superseded_at > least(timestamp'2026-01-01 01:15:10', final_at), true)) as counts_now,
+        false as counted_before,
+        false as written_late
+    from chained_versions
+
+    ),
+
+    too_late_versions as (
+
+        
+    select
+        sha2(concat_ws('|', cast(event_id as string), cast(ingested_at as string), cast(event_time as string), cast(reading_value as string), cast(location as string)), 256)
+            as version_id,
+        *,
+        case
+            when ingested_at > version_final_at then 'arrived_after_final'
+            else 'replaces_final_version'
+        end as too_late_reason,
+        unix_seconds(ingested_at) - unix_seconds(coalesce(
+            case when ingested_at > version_final_at then version_final_at end, previous_version_final_at
+        )) as seconds_after_final
+    from version_counts
+    where
+        (ingested_at > version_final_at or ingested_at > previous_version_final_at)
+        and (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
+
+    )
+
+    select
+        version_id,
+        event_id,
+        location,
+        event_time,
+        reading_value,
+        ingested_at,
+        window_start,
+        version_final_at as final_at,
+        too_late_reason,
+        seconds_after_final,
+        timestamp'2026-01-01 01:15:10' as detected_at,
+        '<invocation_id>' as invocation_id
+    from too_late_versions
