@@ -147,6 +147,17 @@ def test_a_failed_write_is_retried_and_then_everything_checks_out(
     code, out, _ = run_command(["check", "--run-time", format_timestamp(at(28))], capsys)
     assert code == 0 and f"no run at {format_timestamp(at(28))}; checking the last one before it" in out
 
+    # The feed cannot write the raw table: one line naming what it could not append, nothing run.
+    readings = f"{project.raw_schema()}.water_level_readings"
+    project.spark.sql(f"alter table {readings} set tblproperties ('write.data.path' = '{UNWRITABLE}')")
+    try:
+        code, _, err = run_command([*SCHEDULE, "--end", format_timestamp(at(30) + timedelta(seconds=10))], capsys)
+    finally:
+        project.spark.sql(f"alter table {readings} unset tblproperties ('write.data.path')")
+    assert code == 2 and "Traceback" not in err
+    assert last_line(err).startswith("late-data: could not append the generated rows arriving in [")
+    assert f"to the raw tables ({readings}, " in last_line(err) and "ParentNotDirectoryException" in last_line(err)
+
     # A run without a run_time var happens at the wall clock: a simulated schedule after it has no
     # run left, and says why instead of succeeding with nothing done.
     run_pipeline(project, datetime(2026, 11, 25, 12, 0, 0), "tag:water_level,tag:late_data")
