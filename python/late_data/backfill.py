@@ -14,7 +14,7 @@ from typing import Any
 from tqdm import tqdm
 
 from late_data.dbt_project import DbtProject
-from late_data.pipelines import Pipeline, scheduled_nodes
+from late_data.pipelines import Pipeline
 from late_data.timeutil import floor_to, format_timestamp
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ def run_backfill(
         )
         before = {table: partition_totals(project.spark, table, partitions_from, partitions_to) for table in tables}
         project.invoke(
-            [*BACKFILL_RUN, " ".join(f"+{node}" for node in scheduled_nodes(pipelines).split())],
+            [*BACKFILL_RUN, " ".join(f"+{name}" for pipeline in pipelines for name in pipeline.node_names)],
             {
                 "run_time": format_timestamp(run_time),
                 "backfill": {

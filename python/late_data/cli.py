@@ -503,7 +503,7 @@ def check_pipeline(project: DbtProject, pipeline: Pipeline, run_time: datetime |
     """One pipeline against its oracle (oracle.expected_windows) as of its last run at or before
     `run_time`: the result table holds its last run; an earlier one is read from its history, as
     that run left it."""
-    model = pipeline.result.split(".")[-1]
+    model = pipeline.table
     run = published_run(project, model, run_time)
     if run.at is None:
         raise SetupError(

@@ -6,7 +6,8 @@ import json
 import logging
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -217,6 +218,33 @@ class DbtProject:
             not installed.is_dir() or not lock.is_file() or lock.stat().st_mtime < wanted.stat().st_mtime
         ):
             self._invoke_raw(["deps"], manifest=None)
+
+    @contextmanager
+    def watching(self, callback: Callable[[Any], None]) -> Iterator[None]:
+        """`callback` gets every dbt event of the invocations made inside the block."""
+        self.callbacks.append(callback)
+        try:
+            yield
+        finally:
+            self.callbacks.remove(callback)
+
+    def logged(
+        self, args: list[str], prefixes: tuple[str, ...], run_vars: dict[str, Any] | None = None
+    ) -> list[tuple[str, Any]]:
+        """Run `dbt <args>` (invoke) and return what its macros logged with dbt's log() under one of
+        `prefixes`, in order: each message's prefix and the JSON after it."""
+        messages: list[tuple[str, Any]] = []
+
+        def keep(event: Any) -> None:
+            if event.info.name == "JinjaLogInfo":
+                message = event.data.msg
+                for prefix in prefixes:
+                    if message.startswith(prefix):
+                        messages.append((prefix, json.loads(message[len(prefix) :])))
+
+        with self.watching(keep):
+            self.invoke(args, run_vars)
+        return messages
 
     def invoke(self, args: list[str], run_vars: dict[str, Any] | None = None) -> Invocation:
         """Run `dbt <args>` with the project's vars plus run_vars; raise on failure."""

@@ -10,12 +10,10 @@ audited. Reads the plan needs (the audit, columns, the earliest arrival) still r
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from late_data.dbt_project import DbtProject
 from late_data.timeutil import format_timestamp
@@ -48,17 +46,6 @@ class CompiledNode:
         return f"{NODE_HEADER}{self.name}\n-- {self.resource_type} of {self.materialized}: {what}\n{self.sql.strip()}\n"
 
 
-class ExplainedSteps:
-    """A dbt callback collecting the steps the late-data nodes log in explain mode."""
-
-    def __init__(self) -> None:
-        self.steps: list[dict[str, Any]] = []
-
-    def __call__(self, event: Any) -> None:
-        if event.info.name == "JinjaLogInfo" and event.data.msg.startswith(EXPLAINED):
-            self.steps.append(json.loads(event.data.msg[len(EXPLAINED) :]))
-
-
 def compile_run(project: DbtProject, run_time: datetime, mode: str, select: str) -> list[CompiledNode]:
     """The statements of the selected late-data nodes as a `mode` run at `run_time` would run them,
     in the order dbt runs them."""
@@ -80,12 +67,7 @@ def compile_run(project: DbtProject, run_time: datetime, mode: str, select: str)
     run_vars: dict[str, object] = {"run_time": format_timestamp(run_time), "late_data_explain": True}
     if mode == "reconcile":
         run_vars["reconcile"] = True
-    explained = ExplainedSteps()
-    project.callbacks.append(explained)
-    try:
-        project.invoke(args, run_vars)
-    finally:
-        project.callbacks.remove(explained)
+    steps = [step for _, step in project.logged(args, (EXPLAINED,), run_vars)]
     compiled = [
         CompiledNode(
             name=step["relation"].split(".")[-1],
@@ -93,7 +75,7 @@ def compile_run(project: DbtProject, run_time: datetime, mode: str, select: str)
             materialized=step["node"],
             sql=_INVOCATION_ID.sub("'<invocation_id>'", step["sql"]),
         )
-        for step in explained.steps
+        for step in steps
     ]
     if not compiled:
         raise ValueError(f"--select {select!r} selects no late-data model or snapshot")

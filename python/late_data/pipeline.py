@@ -48,16 +48,14 @@ SCHEDULED_BUILD = ["build", "--resource-type", "seed", "--resource-type", "model
 Feed = Callable[[datetime, datetime], None]
 
 
-def scheduled_selection(
-    project: DbtProject | None, pipeline_tag: str | None = None, first_run: bool = False
-) -> str | None:
+def scheduled_selection(project: DbtProject, pipeline_tag: str | None = None, first_run: bool = False) -> str | None:
     """What a scheduled run builds. The first run of a process builds the whole DAG (views too, so
     a changed model or setting takes effect); later runs only the late-data pipelines and their
     histories, the only nodes whose content depends on the run time. `pipeline_tag` (a dbt tag,
     e.g. the demo's water_level) limits both to the nodes tagged with it."""
     if first_run:
         return f"+tag:{pipeline_tag}" if pipeline_tag else None
-    if pipeline_tag or project is None:
+    if pipeline_tag:
         return tagged_selection(pipeline_tag)
     return scheduled_nodes(select_pipelines(project))
 

@@ -8,7 +8,6 @@ over the package's defaults), so Python and the models cannot disagree on them.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +50,11 @@ class Pipeline:
     count_column: str
     digest: str
     tie_breaker: tuple[str, ...]
+
+    @property
+    def table(self) -> str:
+        """The result table's name without its schema: how the run audit names the pipeline's model."""
+        return self.result.split(".")[-1]
 
     @property
     def history(self) -> str | None:
@@ -97,37 +101,16 @@ def from_description(described: dict[str, Any]) -> Pipeline:
     )
 
 
-class Described:
-    """A dbt callback keeping the pipelines late_data.describe_pipelines logs."""
-
-    def __init__(self) -> None:
-        self.pipelines: list[Pipeline] = []
-        self.target_schema: str | None = None
-
-    def __call__(self, event: Any) -> None:
-        if event.info.name != "JinjaLogInfo":
-            return
-        message = event.data.msg
-        if message.startswith(DESCRIBED):
-            self.pipelines.append(from_description(json.loads(message[len(DESCRIBED) :])))
-        elif message.startswith(TARGET):
-            self.target_schema = json.loads(message[len(TARGET) :])["schema"]
-
-
 def find_pipelines(project: DbtProject) -> list[Pipeline]:
     """Every late-data pipeline of the project, in name order (read once per set of project vars)."""
     cached = project.cached("pipelines")
     if cached is not None:
         return list(cached)
-    described = Described()
-    project.callbacks.append(described)
-    try:
-        project.invoke(["run-operation", "late_data.describe_pipelines"])
-    finally:
-        project.callbacks.remove(described)
-    pipelines = sorted(described.pipelines, key=lambda pipeline: pipeline.name)
+    messages = project.logged(["run-operation", "late_data.describe_pipelines"], (DESCRIBED, TARGET))
+    described = [from_description(payload) for prefix, payload in messages if prefix == DESCRIBED]
+    pipelines = sorted(described, key=lambda pipeline: pipeline.name)
     project.cache("pipelines", pipelines)
-    project.cache("target_schema", described.target_schema)
+    project.cache("target_schema", next((payload["schema"] for prefix, payload in messages if prefix == TARGET), None))
     return pipelines
 
 

@@ -71,13 +71,7 @@ def require_raw_tables(query: Callable[[str], list[dict[str, Any]]], raw_schema:
 def require_sources(query: Callable[[str], list[dict[str, Any]]], relations: list[str]) -> None:
     """Refused with a SetupError naming them when any of these source tables (schema.table) is
     missing: a run on a missing source would read nothing and report success."""
-    present: dict[str, set[str]] = {}
-    for schema in sorted({relation.split(".")[0] for relation in relations}):
-        present[schema] = (
-            {str(row["tableName"]).lower() for row in query(f"show tables in {schema}")}
-            if query(f"show schemas like '{schema}'")
-            else set()
-        )
+    present = {schema: existing_tables(query, schema) for schema in sorted({r.split(".")[0] for r in relations})}
     missing = [
         relation
         for relation in dict.fromkeys(relations)
@@ -89,6 +83,13 @@ def require_sources(query: Callable[[str], list[dict[str, Any]]], relations: lis
             f" {'them' if len(missing) > 1 else 'it'}, or run `late-data setup` to create the demo's empty raw tables"
             " (a run on a missing source would read nothing and report success)"
         )
+
+
+def existing_tables(query: Callable[[str], list[dict[str, Any]]], schema: str) -> set[str]:
+    """The names of the tables and views in `schema`, lower case; none when there is no such schema."""
+    if not query(f"show schemas like '{schema}'"):
+        return set()
+    return {str(row["tableName"]).lower() for row in query(f"show tables in {schema}")}
 
 
 def append_readings(spark: Any, table: str, readings: Iterable[Reading]) -> int:

@@ -10,7 +10,7 @@ from late_data.dbt_project import DbtProject
 from late_data.environment import SetupError
 from late_data.generator import GENERATED_EVENT_ID
 from late_data.pipelines import Pipeline, find_pipelines
-from late_data.raw_tables import RAW_TABLES
+from late_data.raw_tables import RAW_TABLES, existing_tables
 from late_data.timeutil import format_timestamp
 
 
@@ -82,12 +82,6 @@ def _number(value: Any, spec: str = "") -> str:
     return "-" if value is None else format(value, spec)
 
 
-def _existing_tables(project: DbtProject, schema: str) -> set[str]:
-    if not project.query(f"show schemas like '{schema}'"):
-        return set()
-    return {row["tableName"] for row in project.query(f"show tables in {schema}")}
-
-
 # Per late-data model and run time, the outcome of its last attempt at that run time (a retry at the
 # same run time replaces a failed attempt), and per model the last run time it succeeded at. A
 # backfill recomputes the past and is no run of the schedule.
@@ -129,7 +123,7 @@ class ResumePoint:
 
 
 def resume_point(project: DbtProject) -> ResumePoint:
-    if "late_data_run_audit" not in _existing_tables(project, project.target_schema()):
+    if "late_data_run_audit" not in existing_tables(project.query, project.target_schema()):
         return ResumePoint(None, None, None)
     (row,) = project.query(
         _ATTEMPTS.format(audit=f"{project.target_schema()}.late_data_run_audit")
@@ -166,7 +160,7 @@ def fed_until(project: DbtProject, next_run_time: datetime | None, after: dateti
     the feed on."""
     if next_run_time is None:
         return after
-    existing = _existing_tables(project, project.raw_schema())
+    existing = existing_tables(project.query, project.raw_schema())
     tables = [f"{project.raw_schema()}.{table}" for table in RAW_TABLES if table in existing]
     if not tables:
         return after
@@ -188,7 +182,7 @@ def require_built(project: DbtProject) -> None:
     built in yet (a check would compare nothing; a reconcile or backfill would build from scratch
     and report it as a repair)."""
     schema = project.target_schema()
-    if "late_data_run_audit" not in _existing_tables(project, schema):
+    if "late_data_run_audit" not in existing_tables(project.query, schema):
         raise SetupError(
             f"nothing is built in schema {schema} yet: run `late-data schedule` (or `dbt build --vars"
             " '{run_time: ...}'`) first"
@@ -237,7 +231,7 @@ def read_status(project: DbtProject, pipelines: list[Pipeline] | None = None) ->
     that last wrote their partition)."""
     pipelines = find_pipelines(project) if pipelines is None else pipelines
     schema = project.target_schema()
-    existing = _existing_tables(project, schema)
+    existing = existing_tables(project.query, schema)
     if "late_data_run_audit" not in existing:
         return Status([], [], None, [], [], None)
     audit = f"{schema}.late_data_run_audit"
@@ -253,24 +247,24 @@ def read_status(project: DbtProject, pipelines: list[Pipeline] | None = None) ->
         order by model
         """
     )
-    results = [pipeline.result for pipeline in pipelines if pipeline.result.split(".")[-1] in existing]
+    built = [pipeline for pipeline in pipelines if pipeline.table in existing]
     interrupted = (
         project.query(
             " union all ".join(
                 f"""
-                select '{table.split(".")[-1]}' as model, written_until, recorded_until
-                from (select max(written_at) as written_until from {table})
+                select '{pipeline.table}' as model, written_until, recorded_until
+                from (select max(written_at) as written_until from {pipeline.result})
                 cross join (
                     select max(run_time) as recorded_until
                     from {audit}
-                    where model = '{table.split(".")[-1]}' and outcome = 'success'
+                    where model = '{pipeline.table}' and outcome = 'success'
                 )
                 where written_until > coalesce(recorded_until, timestamp'1970-01-01 00:00:00')
                 """
-                for table in results
+                for pipeline in built
             )
         )
-        if results
+        if built
         else []
     )
     recoveries = project.query(

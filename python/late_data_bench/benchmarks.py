@@ -451,13 +451,10 @@ def _timed(project: DbtProject, table: str, run: Callable[[], Any]) -> tuple[_Ti
     version = latest_version(project.spark, table, table_format)
     recorder = EventRecorder()
     jobs_before = set(project.spark.sparkContext.statusTracker().getJobIdsForGroup())
-    project.callbacks.append(recorder)
-    try:
+    with project.watching(recorder):
         started = time.perf_counter()
         run()
         seconds = time.perf_counter() - started
-    finally:
-        project.callbacks.remove(recorder)
     jobs = len(set(project.spark.sparkContext.statusTracker().getJobIdsForGroup()) - jobs_before)
     profile = RunProfile(recorder.records(), jobs)
     commits = commits_after(project.spark, table, table_format, version)

@@ -57,11 +57,8 @@ def measured(pipeline: Pipeline, run: Any) -> tuple[list[str], dict[str, int]]:
     tables = {name: f"{schema}.{name}" for name in (VERSIONS, MEANS, TOO_LATE, HISTORY, AUDIT)}
     before = {name: pipeline.version_of(table) for name, table in tables.items()}
     recorder = EventRecorder()
-    pipeline.project.callbacks.append(recorder)
-    try:
+    with pipeline.project.watching(recorder):
         run()
-    finally:
-        pipeline.project.callbacks.remove(recorder)
     from late_data.table_history import commits_after
 
     fmt = pipeline.project.environment.table_format
