@@ -96,7 +96,9 @@ def positive_float(text: str) -> float:
     return value
 
 
-def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
+def add_scenario_arguments(parser: argparse.ArgumentParser, origin_help: str | None = None) -> None:
+    """The generated scenario's settings. `origin_help`: --origin is optional (a command that can
+    run without a scenario checks it), with this help."""
     defaults = Scenario()
     parser.add_argument("--locations", type=positive_int, default=defaults.locations)
     parser.add_argument(
@@ -112,7 +114,12 @@ def add_scenario_arguments(parser: argparse.ArgumentParser) -> None:
     page_defaults = PageScenario()
     parser.add_argument("--pages", type=count_or_never, default=page_defaults.pages, help="page-count series; 0: none")
     parser.add_argument("--page-late-share", type=float, default=page_defaults.late_share)
-    parser.add_argument("--origin", type=parse_time, required=True, help="first tick of the scenario (UTC)")
+    parser.add_argument(
+        "--origin",
+        type=parse_time,
+        required=origin_help is None,
+        help=origin_help or "first tick of the scenario (UTC)",
+    )
 
 
 def scenario_from(args: argparse.Namespace) -> Scenario:
@@ -187,7 +194,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="make every N-th run a reconciliation: recompute every checked window from raw and repair (0: never)",
     )
     schedule.add_argument("--end", type=parse_time, help="simulated clock: last run time")
-    add_scenario_arguments(schedule)
+    add_scenario_arguments(
+        schedule,
+        origin_help="first tick of the scenario (UTC) and the simulated clock's first run;"
+        " not needed with --clock real --no-generate",
+    )
     schedule.add_argument(
         "--no-generate",
         action="store_true",
@@ -404,9 +415,14 @@ def generate_command(args: argparse.Namespace) -> int:
 
 
 def schedule_command(args: argparse.Namespace) -> int:
-    """A missing --end is refused before Spark and dbt start (tens of seconds)."""
+    """A missing --end or --origin is refused before Spark and dbt start (tens of seconds)."""
     if args.clock == "simulated" and args.end is None:
         raise ValueError("--clock simulated needs --end")
+    if args.origin is None and (args.clock == "simulated" or not args.no_generate):
+        raise ValueError(
+            "--origin is needed (the scenario's first tick, the simulated clock's first run) unless --clock real"
+            " --no-generate"
+        )
     if args.clock == "simulated":
         require_range(args.origin, args.end, "--origin", "--end")
     scenario, pages = scenario_from(args), page_scenario_from(args)

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from late_data import cli
+from late_data.dbt_project import DbtProject
 from late_data.environment import SetupError
 from late_data.pipelines import Measure, Pipeline
 from late_data.raw_tables import require_raw_tables
@@ -106,6 +107,34 @@ def test_a_simulated_schedule_without_end_is_refused_before_spark_starts(
     monkeypatch.setattr(cli, "open_project", lambda: pytest.fail("opened the project"))
     assert cli.main(["schedule", "--clock", "simulated", *ORIGIN]) == 2
     assert "needs --end" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["schedule", "--clock", "simulated", "--end", "2026-01-01 02:00:00"],
+        ["schedule"],  # the real clock feeding the demo's generated scenario
+    ],
+)
+def test_a_schedule_that_needs_an_origin_is_refused_before_spark_starts(
+    argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(cli, "open_project", lambda writer=None: pytest.fail("opened the project"))
+    assert cli.main(argv) == 2
+    assert "late-data: --origin is needed" in capsys.readouterr().err
+
+
+def test_the_real_clock_on_your_own_data_needs_no_origin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's `late-data --project-dir . schedule --no-generate`: no scenario, so no origin."""
+    opened: list[str | None] = []
+
+    def stop_at_open(writer: str | None = None) -> DbtProject:
+        opened.append(writer)
+        raise SetupError("stopped before Spark")
+
+    monkeypatch.setattr(cli, "open_project", stop_at_open)
+    assert cli.main(["schedule", "--no-generate"]) == 2
+    assert opened == ["schedule"]
 
 
 @pytest.mark.parametrize(
