@@ -5,7 +5,8 @@ what the warehouse holds (the audit's last runs, the stored state), in one of th
 scheduled run, a rebuild (first build or --full-refresh) or a reconciliation, with the var
 `late_data_explain`: each node logs the statement of every table it would write (its versions,
 its result; a history and its too-late listing) instead of running it, and nothing is written or
-audited. Reads the plan needs (the audit, columns, the earliest arrival) still run.
+audited. Reads the plan needs (the audit, columns, the earliest arrival, the number of new
+versions, which picks how the arrived events are looked up) still run.
 """
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ MODES = ("scheduled", "rebuild", "reconcile")
 NODE_HEADER = "-- node: "
 EXPLAINED = "late-data explain "
 _INVOCATION_ID = re.compile(r"'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'")
+# A staged version chain is named after its invocation (late_data.shared_chain).
+_CHAIN_NAME = re.compile(r"__chain_[0-9a-f]{12}\b")
 
 _WHAT_RUNS = {
     "versions": "the versions that arrived since the previous run, appended (a rebuild: every version, a new table)",
+    "chain": "the version chain, staged (cached) once for the windows and the too-late listing",
     "windows": "staged (cached), then written by replacing the (time partition, series bucket) pairs it holds",
     "history": "staged against the history's open versions, then merged (a new history: created from it)",
     "too_late": "merged by version_id (a new listing: created from it)",
@@ -33,17 +37,20 @@ _WHAT_RUNS = {
 
 @dataclass(frozen=True)
 class CompiledNode:
-    """One table a late-data node writes: `name` the table, `resource_type` the step (versions,
-    windows, history, too_late), `materialized` the node that writes it."""
+    """One table a late-data node writes: `name` the table (or the staged view), `resource_type` the
+    step (versions, chain, windows, history, too_late), `materialized` the node that writes it."""
 
     name: str
     resource_type: str
     materialized: str
     sql: str
+    # How the result reads its versions in this run (the audit's `plan`), on the result's step.
+    plan: str | None = None
 
     def render(self) -> str:
         what = _WHAT_RUNS.get(self.resource_type, self.resource_type)
-        return f"{NODE_HEADER}{self.name}\n-- {self.resource_type} of {self.materialized}: {what}\n{self.sql.strip()}\n"
+        plan = f"-- plan: {self.plan}\n" if self.plan and self.resource_type == "windows" else ""
+        return f"{NODE_HEADER}{self.name}\n-- {self.resource_type} of {self.materialized}: {what}\n{plan}{self.sql.strip()}\n"
 
 
 def compile_run(project: DbtProject, run_time: datetime, mode: str, select: str) -> list[CompiledNode]:
@@ -70,10 +77,11 @@ def compile_run(project: DbtProject, run_time: datetime, mode: str, select: str)
     steps = [step for _, step in project.logged(args, (EXPLAINED,), run_vars)]
     compiled = [
         CompiledNode(
-            name=step["relation"].split(".")[-1],
+            name=_CHAIN_NAME.sub("__chain_<invocation>", step["relation"].split(".")[-1]),
             resource_type=step["step"],
             materialized=step["node"],
-            sql=_INVOCATION_ID.sub("'<invocation_id>'", step["sql"]),
+            sql=_CHAIN_NAME.sub("__chain_<invocation>", _INVOCATION_ID.sub("'<invocation_id>'", step["sql"])),
+            plan=step.get("plan"),
         )
         for step in steps
     ]

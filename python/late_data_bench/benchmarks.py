@@ -46,8 +46,10 @@ WHOLE_RUN = "whole_run"
 # The same whole run with dbt on the `thrift` target (`late-data bench --thrift`, cluster up).
 THRIFT_WHOLE_RUN = "thrift_whole_run"
 # The same whole run as plain dbt from cron: `dbt build` in a process of its own each time, which
-# starts a JVM and parses the project (the warm scheduler pays both once).
+# starts a JVM (on the embedded target) and reuses dbt's partial parse (the warm scheduler pays both
+# once); and on the `thrift` target, where the Thrift Server's JVM is already warm.
 PLAIN_DBT_WHOLE_RUN = "plain_dbt_whole_run"
+PLAIN_DBT_THRIFT_WHOLE_RUN = "plain_dbt_thrift_whole_run"
 HISTORY_SNAPSHOT = "history_snapshot"
 # The product's window size, 10-minute partitions; the late window is the cell's.
 BENCH_VARS = {"window_size_seconds": 60, "partition_size_seconds": 600, "late_data_bench": True}
@@ -158,20 +160,25 @@ def run_bench(
     scheduled run (no peers, no plain dbt), for cells too large to measure every strategy of."""
     runs = runs or (2 if quick else 5)
     if thrift:
-        project = DbtProject(prepare_environment())
-        thrift_results = tuple(
-            bench_thrift_whole_run(project, cell, runs) for cell in cells or (BenchCell(100, 2, "heavy"),)
-        )
+        environment = prepare_environment()
+        project = DbtProject(environment)
+        thrift_results: list[BenchResult] = []
+        for cell in cells or (BenchCell(100, 2, "heavy"),):
+            warm, feed = bench_thrift_whole_run(project, cell, runs)
+            plain = _timed_plain_dbt_runs(environment, cell, feed.fed_until, runs, feed.feed_between)
+            thrift_results += [warm, _result(cell, PLAIN_DBT_THRIFT_WHOLE_RUN, plain)]
         for result in thrift_results:
             print(f"bench: {result.strategy} {result.cell_key}: median {result.median_s:.2f} s over {result.runs} runs")
-        return write_bench_outputs([], out_dir, machine, thrift_results=thrift_results)
+        return write_bench_outputs([], out_dir, machine, thrift_results=tuple(thrift_results))
     measurements: list[CellMeasurement] = []
     paths: list[Path] = []
     for cell in cells or (QUICK_MATRIX if quick else FULL_MATRIX):
         cell_runs = cell.runs or runs
         measurement = _measured_in_own_process(cell, cell_runs, whole_run_only)
         if cell.key in PLAIN_DBT_CELLS and measurement.fed_until is not None and not whole_run_only:
-            plain = _timed_plain_dbt_runs(prepare_environment(), cell, measurement.fed_until, cell_runs)
+            plain = _timed_plain_dbt_runs(
+                prepare_environment(), cell, measurement.fed_until, cell_runs, partial(_plain_feed, cell)
+            )
             measurement.results.append(_result(cell, PLAIN_DBT_WHOLE_RUN, plain))
         measurements.append(measurement)
         paths = write_bench_outputs(measurements, out_dir, machine, keep_other_cells=bool(cells))
@@ -265,9 +272,10 @@ def _timed_peers(
     return timings
 
 
-def bench_thrift_whole_run(project: DbtProject, cell: BenchCell, runs: int) -> BenchResult:
+def bench_thrift_whole_run(project: DbtProject, cell: BenchCell, runs: int) -> tuple[BenchResult, _Feed]:
     """This project's whole scheduled run with dbt on the `thrift` target, timed like `whole_run`
-    (generation, commit metadata and the audit through a `cluster` session on the shared catalog)."""
+    (generation, commit metadata and the audit through a `cluster` session on the shared catalog),
+    and the feed, for plain dbt's runs after it."""
     if project.environment.profile_target != "thrift":
         raise ValueError("late-data bench --thrift needs LATE_DATA_TARGET=thrift and a running cluster")
     feed, history_end = _built_history(project, cell)
@@ -275,7 +283,7 @@ def bench_thrift_whole_run(project: DbtProject, cell: BenchCell, runs: int) -> B
     timings = _timed_whole_runs(
         project, cell, feed, [next_hour + timedelta(minutes=m, seconds=10) for m in _minutes_over_an_hour(runs)], {}
     )
-    return _result(cell, THRIFT_WHOLE_RUN, timings[WHOLE_RUN])
+    return _result(cell, THRIFT_WHOLE_RUN, timings[WHOLE_RUN]), feed
 
 
 def _result(cell: BenchCell, strategy: str, timings: list[_Timing]) -> BenchResult:
@@ -349,6 +357,10 @@ class _Feed:
     raw_table: str
     scenario: Scenario
     fed_until: datetime
+
+    def feed_between(self, _start: datetime, end: datetime) -> None:
+        """`until(end)` in the shape of the plain-dbt runs' feed (start is where this feed already is)."""
+        self.until(end)
 
     def until(self, run_time: datetime) -> datetime:
         """Append the rows arriving in [fed_until, run_time); returns the previous fed_until."""
@@ -477,20 +489,24 @@ def _full_refresh_runs(cell: BenchCell, runs: int) -> int:
 
 
 def _timed_plain_dbt_runs(
-    environment: ProjectEnvironment, cell: BenchCell, fed_until: datetime, runs: int
+    environment: ProjectEnvironment,
+    cell: BenchCell,
+    fed_until: datetime,
+    runs: int,
+    feed: Callable[[datetime, datetime], Any],
 ) -> list[_Timing]:
     """The whole scheduled run as cron runs it: `dbt build` of the late-data nodes in a new process
-    (JVM start, project parse, relation listing and the describing statements included), at
-    `runs` run times spread over the hour after `fed_until`, each one minute after an untimed run;
-    the raw rows are fed by `late-data generate` processes (untimed). Commit metadata is not read
-    (no Spark in this process): only seconds."""
+    (on the embedded target a JVM start; dbt's partial parse from the run before, the relation
+    listing and the describing statements included), at `runs` run times spread over the hour after
+    `fed_until`, each one minute after an untimed run; the raw rows are fed by `feed(start, end)`
+    (untimed). Commit metadata is not read: only seconds."""
     timings = []
     fed = fed_until
     next_hour = ceil_to(fed_until, timedelta(hours=1))
     for minute in _minutes_over_an_hour(runs):
         run_time = next_hour + timedelta(minutes=minute, seconds=10)
         for moment, timed in ((run_time - timedelta(minutes=1), False), (run_time, True)):
-            _plain_feed(cell, fed, moment)
+            feed(fed, moment)
             fed = moment
             started = time.perf_counter()
             _plain_dbt_build(environment, cell, moment)
@@ -518,7 +534,9 @@ def _plain_feed(cell: BenchCell, start: datetime, end: datetime) -> None:
 def _plain_dbt_build(environment: ProjectEnvironment, cell: BenchCell, run_time: datetime) -> None:
     options = {
         "--select": tagged_selection("water_level"),
-        "--vars": json.dumps({**bench_vars(cell), "run_time": _stamp(run_time)}),
+        # The same vars every run and the run time from the environment, so dbt's partial parse
+        # from the previous run is used, as it is for a cron job (a changed var makes dbt parse anew).
+        "--vars": json.dumps(bench_vars(cell)),
         "--project-dir": str(environment.project_dir),
         "--profiles-dir": str(environment.profiles_dir),
         "--log-path": str(environment.dbt_log_dir),
@@ -528,12 +546,15 @@ def _plain_dbt_build(environment: ProjectEnvironment, cell: BenchCell, run_time:
             str(Path(sys.executable).parent / "dbt"),
             *SCHEDULED_BUILD,
             *(part for item in options.items() for part in item),
-        ]
+        ],
+        {"LATE_DATA_RUN_TIME": _stamp(run_time)},
     )
 
 
-def _run(command: list[str]) -> None:
-    finished = subprocess.run(command, env=dict(os.environ), capture_output=True, text=True, check=False)
+def _run(command: list[str], environment: dict[str, str] | None = None) -> None:
+    finished = subprocess.run(
+        command, env={**os.environ, **(environment or {})}, capture_output=True, text=True, check=False
+    )
     if finished.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:4])} failed: {(finished.stdout + finished.stderr)[-3000:]}")
 

@@ -337,6 +337,16 @@ def test_run_times_that_do_not_parse_name_the_var(project: DbtProject, run_time:
         project.invoke(["run", "--select", "stg_sensors__water_level_readings"], {"run_time": run_time})
 
 
+def test_a_run_time_from_the_environment_that_does_not_parse_names_the_variable(
+    project: DbtProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.use_vars(TEST_VARS)
+    monkeypatch.setenv("LATE_DATA_RUN_TIME", "yesterday")
+    message = "environment variable LATE_DATA_RUN_TIME='yesterday' is not a timestamp"
+    with pytest.raises(DbtInvocationError, match=message):
+        project.invoke(["run", "--select", "stg_sensors__water_level_readings"])
+
+
 def test_status_shows_last_runs_interrupted_runs_quarantine_and_reconciliation(pipeline: Pipeline) -> None:
     append_rows(pipeline, "water_level_readings", WATER_LEVEL_COLUMNS, [*good_readings(), MALFORMED_READINGS[0][0]])
     pipeline.run(at(3.5))

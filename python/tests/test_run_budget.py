@@ -26,9 +26,10 @@ AUDIT = "late_data_run_audit"
 # benchmark times against microbatch) is the versions' stage, count and append, the means' stage,
 # look and write, the staged views dropped, and the audit append: 9 (the audit's last runs are
 # remembered from the previous invocation). The whole run of one pipeline adds the too-late
-# listing's and the history's stage, look, write and drop: 16.
+# listing's and the history's stage, look, write and drop, and the version chain the means stage
+# for the listing (a view, cached) and the listing drops (late_data.shared_chain): 19.
 MEANS_INVOCATION_STATEMENTS = 9
-WHOLE_RUN_STATEMENTS = 16
+WHOLE_RUN_STATEMENTS = 19
 # Statements that only describe what a warm process already knows.
 DESCRIBING = ("describe", "show ")
 
@@ -120,3 +121,67 @@ def test_a_process_that_knows_nothing_describes_once(steady: dict[str, Any]) -> 
     assert len(audit_reads) == 1 and not [statement for statement in warm if statement.startswith("select model,")]
     assert len(cold) == len(warm) + len(describing) + len(audit_reads), (cold, warm)
     assert not [statement for statement in warm if statement.startswith(DESCRIBING)]
+
+
+def test_the_too_late_listing_reads_the_chain_the_means_staged(steady: dict[str, Any]) -> None:
+    """One scan and one chain of the versions per whole run: the listing filters the chain the means
+    staged, and the audit says the run took that plan; a means invocation alone stages nothing."""
+    pipeline, feed, at = steady["pipeline"], steady["feed"], steady["at"]
+    schema = pipeline.project.target_schema()
+    plans = lambda minutes: {
+        row["model"]: row["plan"]
+        for row in pipeline.project.query(
+            f"select model, plan from {schema}.{AUDIT} where run_time = timestamp'{at(minutes):%Y-%m-%d %H:%M:%S}'"
+        )
+    }
+    feed(at(21), at(24))
+    sql, _ = measured(pipeline, lambda: pipeline.run(at(24)))
+    chains = [statement for statement in sql if statement.startswith(f"cache table global_temp.{VERSIONS}__chain_")]
+    listing = [statement for statement in sql if statement.startswith(f"cache table {TOO_LATE}__staged_")]
+    assert len(chains) == 1 and len(listing) == 1, sql
+    chain = chains[0].split()[2]
+    assert f"from {chain}" in listing[0] and f"{schema}.{VERSIONS}" not in listing[0], listing[0]
+    assert f"drop view if exists {chain}" in sql
+    assert plans(24)[MEANS] == "delta, broadcast lookup, chain shared with the too-late listing"
+    assert (
+        len([statement for statement in sql if statement.startswith(f"create global temporary view {chain[12:]} ")])
+        == 1
+    )
+    feed(at(24), at(27))
+    sql, _ = measured(
+        pipeline,
+        lambda: pipeline.project.invoke(["run", "--select", MEANS], {"run_time": f"{at(27):%Y-%m-%d %H:%M:%S}"}),
+    )
+    assert not [statement for statement in sql if "__chain_" in statement], sql
+    assert plans(27)[MEANS] == "delta, broadcast lookup"
+
+
+def test_more_arrivals_than_a_broadcast_takes_are_looked_up_by_a_shuffle_join(steady: dict[str, Any]) -> None:
+    pipeline, feed, at = steady["pipeline"], steady["feed"], steady["at"]
+    feed(at(30), at(33))
+    pipeline.project.use_vars({**TEST_VARS, "broadcast_arrivals_max": 0})
+    try:
+        pipeline.run(at(33))
+    finally:
+        pipeline.project.use_vars(TEST_VARS)
+    plan = pipeline.project.query(
+        f"select plan from {pipeline.project.target_schema()}.{AUDIT}"
+        f" where model = '{MEANS}' and run_time = timestamp'{at(33):%Y-%m-%d %H:%M:%S}'"
+    )
+    assert plan[0]["plan"].startswith("delta, shuffle lookup"), plan
+
+
+def test_a_run_time_from_the_environment_keeps_the_parse(
+    steady: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a cron job passes that changes every run: LATE_DATA_RUN_TIME, not a var (a changed var
+    makes plain dbt parse the project anew). The run goes at that time."""
+    pipeline, feed, at = steady["pipeline"], steady["feed"], steady["at"]
+    feed(at(33), at(36))
+    monkeypatch.setenv("LATE_DATA_RUN_TIME", f"{at(36):%Y-%m-%d %H:%M:%S}")
+    pipeline.project.invoke(["run", "--select", MEANS])
+    audited = pipeline.project.query(
+        f"select count(*) as runs from {pipeline.project.target_schema()}.{AUDIT}"
+        f" where model = '{MEANS}' and run_time = timestamp'{at(36):%Y-%m-%d %H:%M:%S}' and outcome = 'success'"
+    )
+    assert audited[0]["runs"] == 1

@@ -29,6 +29,10 @@
         what a warm process keeps of the warehouse brought up to date. Renders no SQL. -#}
     {%- if not execute or not late_data.filter_nodes('pipeline') -%}{{ return('') }}{%- endif -%}
     {%- do late_data.record_runs(results) -%}
+    {#- A chain staged for a listing that did not run (its history failed, or was not reached). -#}
+    {%- for node in late_data.filter_nodes('pipeline', true) -%}
+        {%- do late_data.drop_chain(late_data.pipeline(node)) -%}
+    {%- endfor -%}
     {{- return('') -}}
 {% endmacro %}
 

@@ -27,6 +27,7 @@
         ('rows_quarantined', 'bigint'),
         ('recovered_from', 'timestamp'),
         ('pipeline', 'string'),
+        ('plan', 'string'),
     ]) -}}
 {% endmacro %}
 
@@ -351,7 +352,8 @@
             current_timestamp(),
             {{ quarantined if succeeded and quarantined is not none else 'null' }},
             {{ late_data.timestamp_literal(recovered_from) if recovered_from is not none else 'null' }},
-            {{ late_data.sql_string(pipeline.name) }}
+            {{ late_data.sql_string(pipeline.name) }},
+            {{ late_data.sql_string(written.plan) if written.get('plan') else 'null' }}
     {%- endset -%}
     {{- return(row) -}}
 {% endmacro %}

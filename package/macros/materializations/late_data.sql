@@ -6,7 +6,9 @@
            (every version on a first build or --full-refresh), each quarantined with a reason
            when it cannot be counted;
         2. the windows whose checksums changed are worked out from the versions and written: only
-           the (time partition, series bucket) pairs that hold one are replaced, in one commit;
+           the (time partition, series bucket) pairs that hold one are replaced, in one commit
+           (the version chain staged first when the too-late listing reads the same one:
+           late_data.shared_chain);
         3. the quarantine view over the versions table is there.
         Its history snapshot (strategy late_data.history) records what it published and lists
         the versions that came too late. `late-data explain` (var late_data_explain) logs the
@@ -23,16 +25,28 @@
         )
         {{ late_data.new_versions(pipeline, 'delivered', columns | map(attribute=0) | reject('equalto', 'quarantine_reason') | list, incremental) }}
     {%- endset -%}
-    {%- set plan = late_data.count_plan(pipeline, 'windows') -%}
-    {%- set windows = late_data.result_query(pipeline, aggregates, plan, helper_columns=incremental) -%}
+    {#- The plan is chosen once this run's arrivals are known: they are loaded first. -#}
     {%- if late_data.explain() -%}
         {%- do late_data.explain_step('versions', versions, new_versions) -%}
+        {%- if incremental -%}
+            {%- do late_data.record_write(versions, {'rows_written': run_query('select count(*) from (' ~ new_versions ~ ')').columns[0].values()[0] | int}) -%}
+        {%- endif -%}
+    {%- elif incremental -%}
+        {%- do late_data.write_staged(versions, new_versions, 'append') -%}
+    {%- endif -%}
+    {%- set plan = late_data.count_plan(pipeline, 'windows') -%}
+    {%- set chain = late_data.shared_chain(pipeline, plan) -%}
+    {%- do late_data.record_write(this, {'plan': late_data.plan_label(plan, chain)}) -%}
+    {%- set windows = late_data.result_query(pipeline, aggregates, plan, helper_columns=incremental, chain=chain) -%}
+    {%- if chain -%}
+        {%- do late_data.stage_chain(pipeline, chain, late_data.version_counts(pipeline, plan)) -%}
+    {%- endif -%}
+    {%- if late_data.explain() -%}
         {%- do late_data.explain_step('windows', this, windows) -%}
         {%- do store_raw_result('main', message='OK (explained)', code='OK', rows_affected=0) -%}
         {{- return({'relations': []}) -}}
     {%- endif -%}
     {%- if incremental -%}
-        {%- do late_data.write_staged(versions, new_versions, 'append') -%}
         {%- do late_data.write_staged(this, windows, 'replace', late_data.key_columns(pipeline)) -%}
     {%- else -%}
         {%- do late_data.rebuild_table(versions, new_versions, pipeline.file_format, statement_name='rebuild_versions') -%}
@@ -63,8 +77,25 @@
 
 
 {% macro explain_step(step, relation, sql) %}
-    {#- `late-data explain`: one step's SQL, logged for the command to collect. -#}
-    {%- do log('late-data explain ' ~ tojson({'node': model.name, 'step': step, 'relation': relation.render(), 'sql': sql}), info=true) -%}
+    {#- `late-data explain`: one step's SQL, logged for the command to collect, with the plan its
+        node's result takes in this run (late_data.plan_label). -#}
+    {%- set plan = (late_data.written(this) or {}).get('plan') if model.resource_type == 'model' else none -%}
+    {%- do log('late-data explain ' ~ tojson({'node': model.name, 'step': step, 'relation': relation.render(), 'sql': sql, 'plan': plan}), info=true) -%}
+{% endmacro %}
+
+
+{% macro plan_label(plan, chain) %}
+    {#- How a result reads its versions in this run, for the audit's `plan` and `late-data explain`:
+        the mode (rebuild, recompute, delta), for delta how the arrived events are looked up
+        (broadcast or shuffle) and whether the version chain is shared with the too-late listing. -#}
+    {%- set parts = [plan.mode] -%}
+    {%- if plan.mode == 'delta' -%}
+        {%- do parts.append(('broadcast' if plan.broadcast else 'shuffle') ~ ' lookup') -%}
+    {%- endif -%}
+    {%- if chain -%}
+        {%- do parts.append('chain shared with the too-late listing') -%}
+    {%- endif -%}
+    {{- return(parts | join(', ')) -}}
 {% endmacro %}
 
 

@@ -15,16 +15,17 @@
 {%- endmacro %}
 
 
-{% macro result_query(pipeline, aggregates, plan, helper_columns) %}
+{% macro result_query(pipeline, aggregates, plan, helper_columns, chain=none) %}
     {#- The select of a pipeline's result rows in this run: the windows to write
-        (late_data.windows_to_write over the version counts of `plan`) with the pipeline's measures
-        worked out (means from their sums, expressions over the other measures) and the
-        window_change and window_repaired helper columns the write reads (`helper_columns`). -#}
+        (late_data.windows_to_write over the version counts of `plan`, or over the version chain
+        staged as `chain`) with the pipeline's measures worked out (means from their sums,
+        expressions over the other measures) and the window_change and window_repaired helper
+        columns the write reads (`helper_columns`). -#}
     with
 
     version_counts as (
 
-        {{ late_data.version_counts(pipeline, plan) }}
+        {{ 'select * from ' ~ chain if chain else late_data.version_counts(pipeline, plan) }}
 
     ),
 
@@ -112,17 +113,19 @@
 
 {% macro listing_query(pipeline) %}
     {#- The select of what a pipeline's too-late listing lists in this run (late_data.too_late_versions
-        over the version counts of its own plan), with the versions' own columns. -#}
+        over the version chain its result staged in this invocation, else over the version counts
+        of its own plan), with the versions' own columns. -#}
     {%- set version_columns = [] -%}
     {%- for name, type in late_data.known_columns(late_data.pipeline_relation(pipeline, 'versions'))
         if name not in ('quarantine_reason', 'loaded_at') -%}
         {%- do version_columns.append(name) -%}
-    {%- endfor %}
+    {%- endfor -%}
+    {%- set chain = late_data.staged_chain(pipeline) %}
     with
 
     version_counts as (
 
-        {{ late_data.version_counts(pipeline, late_data.count_plan(pipeline, 'listing')) }}
+        {{ 'select * from ' ~ chain if chain else late_data.version_counts(pipeline, late_data.count_plan(pipeline, 'listing')) }}
 
     ),
 

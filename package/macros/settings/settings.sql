@@ -9,6 +9,7 @@
         'series_buckets': 1,
         'write_delay_seconds': 300,
         'late_window_target_share': 0.999,
+        'broadcast_arrivals_max': 2000000,
     }) -}}
 {% endmacro %}
 
@@ -49,6 +50,13 @@
 {% endmacro %}
 
 
+{% macro broadcast_arrivals_max() %}
+    {#- The most versions a run may have loaded and still look their events up by broadcasting
+        their keys (var `broadcast_arrivals_max`, project-wide; late_data.broadcasts_arrivals). -#}
+    {{- return(late_data.whole_number(late_data.var_setting('broadcast_arrivals_max'), 'var broadcast_arrivals_max')) -}}
+{% endmacro %}
+
+
 {% macro target_share() %}
     {#- var `late_window_target_share`: the share of rows a recommended late window captures, a
         number above 0 and at most 1. -#}
@@ -75,12 +83,19 @@
 
 
 {% macro run_time_value() %}
-    {#- The run's moment as a naive UTC datetime: var('run_time'), else the invocation start. -#}
+    {#- The run's moment as a naive UTC datetime: var('run_time'), else the environment's
+        LATE_DATA_RUN_TIME, else the invocation start. The environment variable is for a scheduler
+        that starts plain dbt with its own clock (a replay, the benchmark): unlike a var, it leaves
+        dbt's partial parse usable from one run to the next. -#}
     {%- set raw = var('run_time', none) -%}
-    {%- if raw is none or raw == '' -%}
-        {%- do return(run_started_at.replace(tzinfo=none, microsecond=0)) -%}
+    {%- if raw is not none and raw != '' -%}
+        {%- do return(late_data.parse_time(raw, 'run_time')) -%}
     {%- endif -%}
-    {%- do return(late_data.parse_time(raw, 'run_time')) -%}
+    {%- set raw = env_var('LATE_DATA_RUN_TIME', '') -%}
+    {%- if raw != '' -%}
+        {%- do return(late_data.parse_time(raw, 'LATE_DATA_RUN_TIME', kind='environment variable')) -%}
+    {%- endif -%}
+    {%- do return(run_started_at.replace(tzinfo=none, microsecond=0)) -%}
 {% endmacro %}
 
 
@@ -89,8 +104,9 @@
 {% endmacro %}
 
 
-{% macro parse_time(raw, name) %}
-    {#- A naive UTC datetime from 'YYYY-MM-DD[ HH:MM[:SS[.ffffff]]][+HH:MM|Z]'; a compile error naming `name` otherwise. -#}
+{% macro parse_time(raw, name, kind='var') %}
+    {#- A naive UTC datetime from 'YYYY-MM-DD[ HH:MM[:SS[.ffffff]]][+HH:MM|Z]'; a compile error naming
+        the `kind` of setting (var, environment variable) and its `name` otherwise. -#}
     {%- set text = raw | string | trim -%}
     {%- if text.endswith('Z') -%}{%- set text = text[:-1] -%}{%- endif -%}
     {%- set parts = modules.re.match('^([0-9]{4})-([0-9]{2})-([0-9]{2})([ T]([0-9]{2}):([0-9]{2})(:([0-9]{2})([.][0-9]+)?)?)?([+-]([0-9]{2}):([0-9]{2}))?$', text) -%}
@@ -109,7 +125,7 @@
     {%- endif -%}
     {%- if problem -%}
         {%- do exceptions.raise_compiler_error(
-            "var " ~ name ~ "='" ~ raw ~ "' " ~ problem ~ ": pass it as 'YYYY-MM-DD HH:MM:SS' (UTC)."
+            kind ~ " " ~ name ~ "='" ~ raw ~ "' " ~ problem ~ ": pass it as 'YYYY-MM-DD HH:MM:SS' (UTC)."
         ) -%}
     {%- endif -%}
     {%- set parsed = modules.datetime.datetime.fromisoformat(text) -%}

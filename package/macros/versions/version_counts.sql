@@ -24,7 +24,7 @@
 
     selected_versions as (
 
-        select selected.*
+        select {{ '/*+ BROADCAST(arrived_events) */ ' if plan.get('broadcast') }}selected.*
         from {{ versions }} as selected
         {%- if plan.arrived_since %}
         left semi join arrived_events
@@ -143,6 +143,56 @@
 {% endmacro %}
 
 
+{% macro shared_chain(pipeline, plan) %}
+    {#- The name of the view (global_temp.<versions>__chain_<invocation>) in which a pipeline's result
+        stages its version chain for its too-late listing in this invocation, or none when the
+        listing works its chain out itself. Shared when both read the same versions: a scheduled
+        run, the listing last written at the result's previous run, a history snapshot of the
+        pipeline selected. A global temporary view, because dbt opens a Thrift session per node
+        and a global one is seen by every session of the Spark application (the Thrift Server's,
+        or the embedded one). The listing then filters the staged rows instead of scanning and
+        chaining the versions a second time. -#}
+    {%- if plan.mode != 'delta' or late_data.backfill()
+        or late_data.pipeline_relation(pipeline, 'too_late') is none
+        or not late_data.pipeline_histories(pipeline, selected_only=true)
+        or late_data.listing_since(pipeline) != plan.arrived_since -%}
+        {{- return(none) -}}
+    {%- endif -%}
+    {{- return('global_temp.' ~ pipeline.companions.versions ~ '__chain_' ~ invocation_id.replace('-', '')[:12]) -}}
+{% endmacro %}
+
+
+{% macro staged_chain(pipeline) %}
+    {#- The view late_data.shared_chain named, once the pipeline's result staged its chain in this
+        invocation (or explained doing so); none otherwise. -#}
+    {{- return(late_data.invocation_state().get('chains', {}).get(pipeline.unique_id)) -}}
+{% endmacro %}
+
+
+{% macro stage_chain(pipeline, chain, sql) %}
+    {#- Stages the version chain `sql` of a pipeline's result as the cached view `chain` for its
+        too-late listing (late_data.shared_chain); remembered for the listing and for on-run-end,
+        which drops one the listing did not get to. In `late-data explain` its SQL is logged. -#}
+    {%- if late_data.explain() -%}
+        {%- do late_data.explain_step('chain', api.Relation.create(identifier=chain, type='view'), sql) -%}
+    {%- else -%}
+        {%- do adapter.execute('create global temporary view ' ~ chain.split('.')[-1] ~ ' as ' ~ sql) -%}
+        {%- do adapter.execute('cache table ' ~ chain) -%}
+    {%- endif -%}
+    {%- do late_data.invocation_state().setdefault('chains', {}).update({pipeline.unique_id: chain}) -%}
+{% endmacro %}
+
+
+{% macro drop_chain(pipeline) %}
+    {#- Drops a pipeline's staged version chain (late_data.stage_chain), which frees its cached
+        rows, if there is one. -#}
+    {%- set chain = late_data.invocation_state().get('chains', {}).pop(pipeline.unique_id, none) -%}
+    {%- if chain is not none and not late_data.explain() -%}
+        {%- do late_data.unstage(chain) -%}
+    {%- endif -%}
+{% endmacro %}
+
+
 {% macro listing_since(pipeline) %}
     {#- The run time a pipeline's too-late listing lists arrivals after: its previous run, or none
         when it is built from scratch (then it lists every version). -#}
@@ -186,15 +236,28 @@
     {#- A plan reading the events with a version arrived after `arrived_since`: a version whose count
         can change since then lies in a window not yet final then (or at the stamp of a version
         written up to write_delay_seconds late), or arrived after that; so does every version
-        chained to it. -#}
+        chained to it. Those events are looked up by broadcasting their keys when few enough
+        arrived (late_data.broadcasts_arrivals), else by a shuffle join. -#}
     {%- set horizon = arrived_since - late_data.seconds(
         late_data.write_delay_seconds() + pipeline.late_window + pipeline.window_size) -%}
     {{- return({
         'mode': 'delta', 'counted_run_time': counted_run_time, 'arrived_since': arrived_since,
+        'broadcast': late_data.broadcasts_arrivals(pipeline),
         'lookup': '(event_time >= ' ~ late_data.timestamp_literal(horizon) ~ ' or ingested_at >= '
             ~ late_data.timestamp_literal(horizon) ~ ')',
         'checked': {'lower': late_data.floor_to(horizon, pipeline.partition_size), 'upper': none},
     }) -}}
+{% endmacro %}
+
+
+{% macro broadcasts_arrivals(pipeline) %}
+    {#- Whether a run looks the arrived events up in the versions table by broadcasting their keys:
+        when the versions its pipeline loaded in this invocation are known and at most var
+        `broadcast_arrivals_max` (then every version of the late window is scanned once and probed
+        in memory; a shuffle join would write all of them to disk and sort them). Both plans read
+        the same versions. -#}
+    {%- set loaded = (late_data.written(late_data.pipeline_relation(pipeline, 'versions')) or {}).get('rows_written') -%}
+    {{- return(loaded is not none and loaded <= late_data.broadcast_arrivals_max()) -}}
 {% endmacro %}
 
 
