@@ -82,6 +82,7 @@ select * from page_counts
 
 -- node: page_error_rates
 -- windows of page_error_rates: staged (cached), then written by replacing the (time partition, series bucket) pairs it holds
+-- plan: rebuild
 with
 
     version_counts as (
@@ -254,6 +255,7 @@ from readings
 
 -- node: water_level_window_means
 -- windows of water_level_window_means: staged (cached), then written by replacing the (time partition, series bucket) pairs it holds
+-- plan: rebuild
 with
 
     version_counts as (

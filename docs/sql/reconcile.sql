@@ -94,6 +94,7 @@ select * from page_counts
 
 -- node: page_error_rates
 -- windows of page_error_rates: staged (cached), then written by replacing the (time partition, series bucket) pairs it holds
+-- plan: recompute
 with
 
     version_counts as (
@@ -400,6 +401,7 @@ from readings
 
 -- node: water_level_window_means
 -- windows of water_level_window_means: staged (cached), then written by replacing the (time partition, series bucket) pairs it holds
+-- plan: recompute
 with
 
     version_counts as (
@@ -700,7 +702,7 @@ with
 
     selected_versions as (
 
-        select selected.*
+        select /*+ BROADCAST(arrived_events) */ selected.*
         from analytics.int_page_error_rates__versions as selected
         left semi join arrived_events
             on selected.source_table = arrived_events.source_table and selected.event_id = arrived_events.event_id
@@ -861,7 +863,7 @@ with
 
     selected_versions as (
 
-        select selected.*
+        select /*+ BROADCAST(arrived_events) */ selected.*
         from analytics.int_water_level__versions as selected
         left semi join arrived_events
             on selected.event_id = arrived_events.event_id

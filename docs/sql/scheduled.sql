@@ -92,14 +92,9 @@ select * from page_counts
     where (delivered.ingested_at >= timestamp'2026-01-01 00:40:10' or delivered.ingested_at is null)
 
 
--- node: page_error_rates
--- windows of page_error_rates: staged (cached), then written by replacing the (time partition, series bucket) pairs it holds
+-- node: int_page_error_rates__versions__chain_<invocation>
+-- chain of page_error_rates: the version chain, staged (cached) once for the windows and the too-late listing
 with
-
-    version_counts as (
-
-        
-    with
 
     arrived_events as (
 
@@ -115,7 +110,7 @@ with
 
     selected_versions as (
 
-        select selected.*
+        select /*+ BROADCAST(arrived_events) */ selected.*
         from analytics.int_page_error_rates__versions as selected
         left semi join arrived_events
             on selected.source_table = arrived_events.source_table and selected.event_id = arrived_events.event_id
@@ -171,6 +166,16 @@ with
         and (ingested_at <= least(timestamp'2026-01-01 00:45:10', version_final_at) and coalesce(superseded_before > least(timestamp'2026-01-01 00:45:10', version_final_at), true)) as counted_before,
         loaded_at > timestamp'2026-01-01 00:45:10' and ingested_at < timestamp'2026-01-01 00:40:10' as written_late
     from chained_versions
+
+
+-- node: page_error_rates
+-- windows of page_error_rates: staged (cached), then written by replacing the (time partition, series bucket) pairs it holds
+-- plan: delta, broadcast lookup, chain shared with the too-late listing
+with
+
+    version_counts as (
+
+        select * from global_temp.int_page_error_rates__versions__chain_<invocation>
 
     ),
 
@@ -391,14 +396,9 @@ from readings
     where (delivered.ingested_at >= timestamp'2026-01-01 00:40:10' or delivered.ingested_at is null)
 
 
--- node: water_level_window_means
--- windows of water_level_window_means: staged (cached), then written by replacing the (time partition, series bucket) pairs it holds
+-- node: int_water_level__versions__chain_<invocation>
+-- chain of water_level_window_means: the version chain, staged (cached) once for the windows and the too-late listing
 with
-
-    version_counts as (
-
-        
-    with
 
     arrived_events as (
 
@@ -414,7 +414,7 @@ with
 
     selected_versions as (
 
-        select selected.*
+        select /*+ BROADCAST(arrived_events) */ selected.*
         from analytics.int_water_level__versions as selected
         left semi join arrived_events
             on selected.event_id = arrived_events.event_id
@@ -466,6 +466,16 @@ with
         and (ingested_at <= least(timestamp'2026-01-01 00:45:10', final_at) and coalesce(superseded_before > least(timestamp'2026-01-01 00:45:10', final_at), true)) as counted_before,
         loaded_at > timestamp'2026-01-01 00:45:10' and ingested_at < timestamp'2026-01-01 00:40:10' as written_late
     from chained_versions
+
+
+-- node: water_level_window_means
+-- windows of water_level_window_means: staged (cached), then written by replacing the (time partition, series bucket) pairs it holds
+-- plan: delta, broadcast lookup, chain shared with the too-late listing
+with
+
+    version_counts as (
+
+        select * from global_temp.int_water_level__versions__chain_<invocation>
 
     ),
 
@@ -672,77 +682,7 @@ with
 
     version_counts as (
 
-        
-    with
-
-    arrived_events as (
-
-        select distinct source_table, event_id
-        from analytics.int_page_error_rates__versions
-        where
-            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
-            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-            and ingested_at <= timestamp'2026-01-01 01:15:10'
-            and quarantine_reason is null
-
-    ),
-
-    selected_versions as (
-
-        select selected.*
-        from analytics.int_page_error_rates__versions as selected
-        left semi join arrived_events
-            on selected.source_table = arrived_events.source_table and selected.event_id = arrived_events.event_id
-        where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
-
-    ),
-
-    windowed_versions as (
-
-        select
-        *,
-        window_start + interval 60 second as window_end,
-        window_start + interval 3660 second as final_at,
-        timestamp_seconds(unix_seconds(window_start) + 60 + case source_table
-        when 'page_errors' then 3600
-        when 'page_views' then 3600
-        else 3600
-    end) as version_final_at,
-        timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
-        cast(pmod(xxhash64(page), 1) as int) as series_bucket
-    from (
-        select
-            *,
-            timestamp_seconds(floor(unix_seconds(event_time) / 60) * 60) as window_start
-        from selected_versions
-    )
-
-    ),
-
-    chained_versions as (
-
-        
-    select
-        *,
-        min(ingested_at) over later_versions as superseded_at,
-        cast(null as timestamp) as superseded_before,
-        lag(version_final_at) over event_versions as previous_version_final_at
-    from windowed_versions
-    window
-        event_versions as (partition by source_table, event_id order by ingested_at, event_time, error_count, view_count, page),
-        later_versions as (
-            partition by source_table, event_id order by ingested_at, event_time, error_count, view_count, page rows between 1 following and unbounded following
-        )
-
-    )
-
-    select
-        *,
-        
-        (ingested_at <= least(timestamp'2026-01-01 01:15:10', version_final_at) and coalesce(superseded_at > least(timestamp'2026-01-01 01:15:10', version_final_at), true)) as counts_now,
-        false as counted_before,
-        false as written_late
-    from chained_versions
+        select * from global_temp.int_page_error_rates__versions__chain_<invocation>
 
     ),
 
@@ -833,73 +773,7 @@ with
 
     version_counts as (
 
-        
-    with
-
-    arrived_events as (
-
-        select distinct event_id
-        from analytics.int_water_level__versions
-        where
-            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
-            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-            and ingested_at <= timestamp'2026-01-01 01:15:10'
-            and quarantine_reason is null
-
-    ),
-
-    selected_versions as (
-
-        select selected.*
-        from analytics.int_water_level__versions as selected
-        left semi join arrived_events
-            on selected.event_id = arrived_events.event_id
-        where selected.ingested_at <= timestamp'2026-01-01 01:15:10' and selected.quarantine_reason is null and (event_time >= timestamp'2025-12-31 23:39:10' or ingested_at >= timestamp'2025-12-31 23:39:10')
-
-    ),
-
-    windowed_versions as (
-
-        select
-        *,
-        window_start + interval 60 second as window_end,
-        window_start + interval 3660 second as final_at,
-        timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
-        cast(pmod(xxhash64(location), 1) as int) as series_bucket
-    from (
-        select
-            *,
-            timestamp_seconds(floor(unix_seconds(event_time) / 60) * 60) as window_start
-        from selected_versions
-    )
-
-    ),
-
-    chained_versions as (
-
-        
-    select
-        *,
-        min(ingested_at) over later_versions as superseded_at,
-        cast(null as timestamp) as superseded_before,
-        lag(final_at) over event_versions as previous_version_final_at
-    from windowed_versions
-    window
-        event_versions as (partition by event_id order by ingested_at, event_time, reading_value, location),
-        later_versions as (
-            partition by event_id order by ingested_at, event_time, reading_value, location rows between 1 following and unbounded following
-        )
-
-    )
-
-    select
-        *,
-        final_at as version_final_at,
-        
-        (ingested_at <= least(timestamp'2026-01-01 01:15:10', final_at) and coalesce(superseded_at > least(timestamp'2026-01-01 01:15:10', final_at), true)) as counts_now,
-        false as counted_before,
-        false as written_late
-    from chained_versions
+        select * from global_temp.int_water_level__versions__chain_<invocation>
 
     ),
 
