@@ -703,14 +703,15 @@ def write_bench_outputs(
         " model), dbt's `microbatch` over the late window, a full refresh from raw, and the floor. Then"
         " `whole run`: this project's whole scheduled run (versions, means, too-late listing, history"
         " snapshot, audit) on the following minutes, with the snapshot's share of it; `plain dbt`: the"
-        " same run as cron makes it, `dbt build` in a new process each time (JVM start and parse"
-        " included); `thrift whole run`: with dbt through the local cluster's Spark Thrift Server"
-        " (`late-data bench --thrift`). `-`: not measured (the runs table says how many runs each"
-        " median has).\n",
+        " same run as cron makes it, `dbt build` in a new process each time (JVM start included, dbt's"
+        " partial parse from the run before kept); `thrift whole run`: with dbt through the local"
+        " cluster's Spark Thrift Server from the warm scheduler (`late-data bench --thrift`), and"
+        " `plain thrift`: that run as cron makes it on the thrift target. `-`: not measured (the runs"
+        " table says how many runs each median has).\n",
         "| locations | history h | late window h | lateness | late_data | microbatch | full refresh | floor"
         " | ours / microbatch | ours / floor | whole run | whole / floor | of which history | plain dbt whole run"
-        " | plain / warm | thrift whole run | thrift / embedded |",
-        "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        " | plain / warm | thrift whole run | thrift / embedded | plain thrift whole run | plain thrift / thrift |",
+        "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
 
     def median(cell: tuple[Any, ...], strategy: str) -> float | None:
@@ -724,14 +725,22 @@ def write_bench_outputs(
         return "-" if numerator is None or not denominator else f"{numerator / denominator:.2f}"
 
     for cell in cells:
-        ours, micro, full, floor, whole, history, plain, thrift = (
+        ours, micro, full, floor, whole, history, plain, thrift, plain_thrift = (
             median(cell, strategy)
-            for strategy in (*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT, PLAIN_DBT_WHOLE_RUN, THRIFT_WHOLE_RUN)
+            for strategy in (
+                *STRATEGIES,
+                WHOLE_RUN,
+                HISTORY_SNAPSHOT,
+                PLAIN_DBT_WHOLE_RUN,
+                THRIFT_WHOLE_RUN,
+                PLAIN_DBT_THRIFT_WHOLE_RUN,
+            )
         )
         lines.append(
             f"| {cell[0]:,} | {cell[1]:g} | {cell[3]:g} | {cell[2]} | {shown(ours)} | {shown(micro)} | {shown(full)}"
             f" | {shown(floor)} | {ratio(ours, micro)} | {ratio(ours, floor)} | {shown(whole)} | {ratio(whole, floor)}"
-            f" | {shown(history)} | {shown(plain)} | {ratio(plain, whole)} | {shown(thrift)} | {ratio(thrift, whole)} |"
+            f" | {shown(history)} | {shown(plain)} | {ratio(plain, whole)} | {shown(thrift)} | {ratio(thrift, whole)}"
+            f" | {shown(plain_thrift)} | {ratio(plain_thrift, thrift)} |"
         )
     lines += [
         "",

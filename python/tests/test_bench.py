@@ -7,7 +7,9 @@ from typing import Any
 from late_data_bench.benchmarks import (
     HISTORY_SNAPSHOT,
     OURS,
+    PLAIN_DBT_THRIFT_WHOLE_RUN,
     STRATEGIES,
+    THRIFT_WHOLE_RUN,
     WHOLE_RUN,
     BenchCell,
     BenchResult,
@@ -76,3 +78,21 @@ def test_a_whole_run_only_cell_writes_its_whole_run_and_no_peer(tmp_path) -> Non
     rows = paths[0].read_text().splitlines()[1:]
     assert [row.split(",")[4] for row in rows] == [WHOLE_RUN, HISTORY_SNAPSHOT]
     assert "| 100,000 | 2 | 1 | heavy | - | - | - | - | - | - | 50.00 | - | 50.00 | - |" in paths[1].read_text()
+
+
+def test_thrift_rows_join_their_cell_with_plain_dbt_beside_the_warm_run(tmp_path) -> None:
+    """`late-data bench --thrift`: the warm scheduler's and plain dbt's whole runs on the thrift
+    target replace their own rows and keep the embedded ones; the table divides plain by warm."""
+    cell = BenchCell(locations=100, history_hours=2, lateness="heavy")
+    embedded = [BenchResult(100, 2, "heavy", 1.0, WHOLE_RUN, 3, 4.0, 1, 2, 3)]
+    write_bench_outputs([CellMeasurement(cell, embedded, {})], tmp_path, "test machine")
+    thrift = (
+        BenchResult(100, 2, "heavy", 1.0, THRIFT_WHOLE_RUN, 3, 5.0, 0, 0, 0),
+        BenchResult(100, 2, "heavy", 1.0, PLAIN_DBT_THRIFT_WHOLE_RUN, 3, 9.0, 0, 0, 0),
+    )
+    paths = write_bench_outputs([], tmp_path, "test machine", thrift_results=thrift)
+    rows = paths[0].read_text().splitlines()[1:]
+    assert sorted(row.split(",")[4] for row in rows) == sorted(
+        [WHOLE_RUN, THRIFT_WHOLE_RUN, PLAIN_DBT_THRIFT_WHOLE_RUN]
+    )
+    assert "| 4.00 | - | - | - | - | 5.00 | 1.25 | 9.00 | 1.80 |" in paths[1].read_text()

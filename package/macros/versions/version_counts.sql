@@ -242,7 +242,7 @@
         late_data.write_delay_seconds() + pipeline.late_window + pipeline.window_size) -%}
     {{- return({
         'mode': 'delta', 'counted_run_time': counted_run_time, 'arrived_since': arrived_since,
-        'broadcast': late_data.broadcasts_arrivals(pipeline),
+        'broadcast': late_data.broadcasts_arrivals(pipeline, arrived_since),
         'lookup': '(event_time >= ' ~ late_data.timestamp_literal(horizon) ~ ' or ingested_at >= '
             ~ late_data.timestamp_literal(horizon) ~ ')',
         'checked': {'lower': late_data.floor_to(horizon, pipeline.partition_size), 'upper': none},
@@ -250,14 +250,19 @@
 {% endmacro %}
 
 
-{% macro broadcasts_arrivals(pipeline) %}
-    {#- Whether a run looks the arrived events up in the versions table by broadcasting their keys:
-        when the versions its pipeline loaded in this invocation are known and at most var
-        `broadcast_arrivals_max` (then every version of the late window is scanned once and probed
-        in memory; a shuffle join would write all of them to disk and sort them). Both plans read
-        the same versions. -#}
-    {%- set loaded = (late_data.written(late_data.pipeline_relation(pipeline, 'versions')) or {}).get('rows_written') -%}
-    {{- return(loaded is not none and loaded <= late_data.broadcast_arrivals_max()) -}}
+{% macro broadcasts_arrivals(pipeline, arrived_since) %}
+    {#- Whether a run looks the events with a version arrived after `arrived_since` up in the
+        versions table by broadcasting their keys: when the pipeline's versions table was last
+        loaded at `arrived_since` (so what arrived since is what this invocation loaded) and this
+        invocation loaded at most var `broadcast_arrivals_max` versions. Then every version of the
+        late window is scanned once and probed in memory; a shuffle join writes all of them to
+        disk and sorts them. Otherwise (more arrivals, or arrivals since longer ago than this
+        invocation's load, e.g. a listing or a result a few runs behind) the shuffle join, whose
+        memory does not grow with the arrivals. Both plans read the same versions. -#}
+    {%- set versions = late_data.pipeline_relation(pipeline, 'versions') -%}
+    {%- set loaded = (late_data.written(versions) or {}).get('rows_written') -%}
+    {{- return(loaded is not none and late_data.last_run(versions).get('any_run_time') == arrived_since
+        and loaded <= late_data.broadcast_arrivals_max()) -}}
 {% endmacro %}
 
 
