@@ -50,6 +50,7 @@ THRIFT_WHOLE_RUN = "thrift_whole_run"
 # once); and on the `thrift` target, where the Thrift Server's JVM is already warm.
 PLAIN_DBT_WHOLE_RUN = "plain_dbt_whole_run"
 PLAIN_DBT_THRIFT_WHOLE_RUN = "plain_dbt_thrift_whole_run"
+THRIFT_STRATEGIES = (THRIFT_WHOLE_RUN, PLAIN_DBT_THRIFT_WHOLE_RUN)
 HISTORY_SNAPSHOT = "history_snapshot"
 # The product's window size, 10-minute partitions; the late window is the cell's.
 BENCH_VARS = {"window_size_seconds": 60, "partition_size_seconds": 600, "late_data_bench": True}
@@ -681,11 +682,13 @@ def write_bench_outputs(
     results = [result for measurement in measurements for result in measurement.results]
     if (keep_other_cells or thrift_results) and csv_path.exists():
         measured = {measurement.cell.key for measurement in measurements}
-        replaced = {(*result.cell_key, result.strategy) for result in thrift_results}
+        replaced = {(*result.cell_key, result.strategy) for result in (*results, *thrift_results)}
         results = [
             result
             for result in _read_results(csv_path)
-            if result.cell_key not in measured and (*result.cell_key, result.strategy) not in replaced
+            # A cell measured again keeps its thrift rows, which `--thrift` measures on its own.
+            if (result.cell_key not in measured or result.strategy in THRIFT_STRATEGIES)
+            and (*result.cell_key, result.strategy) not in replaced
         ] + results
     results += thrift_results
     results.sort(key=lambda result: result.cell_key)

@@ -96,3 +96,6 @@ def test_thrift_rows_join_their_cell_with_plain_dbt_beside_the_warm_run(tmp_path
         [WHOLE_RUN, THRIFT_WHOLE_RUN, PLAIN_DBT_THRIFT_WHOLE_RUN]
     )
     assert "| 4.00 | - | - | - | - | 5.00 | 1.25 | 9.00 | 1.80 |" in paths[1].read_text()
+    # Measuring the cell again on the embedded target keeps its thrift rows.
+    write_bench_outputs([CellMeasurement(cell, embedded, {})], tmp_path, "test machine", keep_other_cells=True)
+    assert "| 5.00 | 1.25 | 9.00 | 1.80 |" in paths[1].read_text()
