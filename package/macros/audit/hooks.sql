@@ -30,8 +30,8 @@
     {%- if not execute or not late_data.filter_nodes('pipeline') -%}{{ return('') }}{%- endif -%}
     {%- do late_data.record_runs(results) -%}
     {#- A chain staged for a listing that did not run (its history failed, or was not reached). -#}
-    {%- for node in late_data.filter_nodes('pipeline', true) -%}
-        {%- do late_data.drop_chain(late_data.pipeline(node)) -%}
+    {%- for unique_id in late_data.invocation_state().get('chains', {}).keys() | list -%}
+        {%- do late_data.drop_chain(unique_id) -%}
     {%- endfor -%}
     {{- return('') -}}
 {% endmacro %}

@@ -48,7 +48,7 @@
     {%- else -%}
         {%- do late_data.write_staged(listing, sql, 'merge') -%}
     {%- endif -%}
-    {%- do late_data.drop_chain(pipeline) -%}
+    {%- do late_data.drop_chain(pipeline.unique_id) -%}
 {% endmacro %}
 
 

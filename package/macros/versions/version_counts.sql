@@ -158,7 +158,7 @@
         or late_data.listing_since(pipeline) != plan.arrived_since -%}
         {{- return(none) -}}
     {%- endif -%}
-    {{- return('global_temp.' ~ pipeline.companions.versions ~ '__chain_' ~ invocation_id.replace('-', '')[:12]) -}}
+    {{- return('global_temp.' ~ late_data.invocation_view_name(pipeline.companions.versions, 'chain')) -}}
 {% endmacro %}
 
 
@@ -183,10 +183,10 @@
 {% endmacro %}
 
 
-{% macro drop_chain(pipeline) %}
-    {#- Drops a pipeline's staged version chain (late_data.stage_chain), which frees its cached
-        rows, if there is one. -#}
-    {%- set chain = late_data.invocation_state().get('chains', {}).pop(pipeline.unique_id, none) -%}
+{% macro drop_chain(unique_id) %}
+    {#- Drops the version chain staged for the pipeline whose result is `unique_id`
+        (late_data.stage_chain), which frees its cached rows, if there is one. -#}
+    {%- set chain = late_data.invocation_state().get('chains', {}).pop(unique_id, none) -%}
     {%- if chain is not none and not late_data.explain() -%}
         {%- do late_data.unstage(chain) -%}
     {%- endif -%}

@@ -3,9 +3,16 @@
         `relation` and this invocation, for the statements that look at what to write and the write
         itself. A temporary view belongs to its Spark session, so concurrent invocations cannot
         read each other's rows. -#}
-    {%- set staged = relation.identifier ~ '__staged_' ~ invocation_id.replace('-', '')[:12] -%}
+    {%- set staged = late_data.invocation_view_name(relation.identifier, 'staged') -%}
     {%- do adapter.execute('cache table ' ~ staged ~ ' as ' ~ sql) -%}
     {{- return(staged) -}}
+{% endmacro %}
+
+
+{% macro invocation_view_name(identifier, kind) %}
+    {#- The name of a temporary view of this invocation: <identifier>__<kind>_<invocation id, 12
+        hex digits>, so concurrent invocations never share one. -#}
+    {{- return(identifier ~ '__' ~ kind ~ '_' ~ invocation_id.replace('-', '')[:12]) -}}
 {% endmacro %}
 
 
