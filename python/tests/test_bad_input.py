@@ -297,6 +297,8 @@ def test_a_restarted_schedule_resumes_after_its_last_audited_run(pipeline: Pipel
         ("series_buckets", 0, "var series_buckets=0 must be a whole number"),
         ("late_window_target_share", 1.5, "var late_window_target_share=1.5 must be a number above 0 and at most 1"),
         ("late_window_target_share", 0, "var late_window_target_share=0 must be a number above 0 and at most 1"),
+        ("broadcast_arrivals_max", -1, "var broadcast_arrivals_max=-1 must be a whole number"),
+        ("share_version_chain", "sometimes", "var share_version_chain must be true or false, not sometimes"),
         (
             "late_window_seconds_by_source",
             {"page_view": 60},

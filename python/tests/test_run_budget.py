@@ -156,19 +156,26 @@ def test_the_too_late_listing_reads_the_chain_the_means_staged(steady: dict[str,
     assert plans(27)[MEANS] == "delta, broadcast lookup"
 
 
-def test_more_arrivals_than_a_broadcast_takes_are_looked_up_by_a_shuffle_join(steady: dict[str, Any]) -> None:
+def test_a_shuffle_lookup_and_an_unshared_chain_when_the_settings_say_so(steady: dict[str, Any]) -> None:
+    """More arrivals than a broadcast takes are looked up by a shuffle join; with var
+    share_version_chain false (a Spark without global temporary views) the too-late listing works
+    its chain out from the versions table itself."""
     pipeline, feed, at = steady["pipeline"], steady["feed"], steady["at"]
+    schema = pipeline.project.target_schema()
     feed(at(30), at(33))
-    pipeline.project.use_vars({**TEST_VARS, "broadcast_arrivals_max": 0})
+    pipeline.project.use_vars({**TEST_VARS, "broadcast_arrivals_max": 0, "share_version_chain": False})
     try:
-        pipeline.run(at(33))
+        sql, _ = measured(pipeline, lambda: pipeline.run(at(33)))
     finally:
         pipeline.project.use_vars(TEST_VARS)
     plan = pipeline.project.query(
-        f"select plan from {pipeline.project.target_schema()}.{AUDIT}"
+        f"select plan from {schema}.{AUDIT}"
         f" where model = '{MEANS}' and run_time = timestamp'{at(33):%Y-%m-%d %H:%M:%S}'"
     )
-    assert plan[0]["plan"].startswith("delta, shuffle lookup"), plan
+    assert plan[0]["plan"] == "delta, shuffle lookup", plan
+    assert not [statement for statement in sql if "__chain_" in statement], sql
+    listing = [statement for statement in sql if statement.startswith(f"cache table {TOO_LATE}__staged_")]
+    assert len(listing) == 1 and f"{schema}.{VERSIONS}" in listing[0], listing
 
 
 def test_a_run_time_from_the_environment_keeps_the_parse(

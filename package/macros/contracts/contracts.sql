@@ -107,6 +107,7 @@
     {%- endfor -%}
     {%- do late_data.write_delay_seconds() -%}
     {%- do late_data.broadcast_arrivals_max() -%}
+    {%- do late_data.share_version_chain() -%}
     {%- do late_data.target_share() -%}
     {%- do late_data.run_time_value() -%}
     {%- do late_data.backfill() -%}

@@ -10,6 +10,7 @@
         'write_delay_seconds': 300,
         'late_window_target_share': 0.999,
         'broadcast_arrivals_max': 2000000,
+        'share_version_chain': true,
     }) -}}
 {% endmacro %}
 
@@ -54,6 +55,20 @@
     {#- The most versions a run may have loaded and still look their events up by broadcasting
         their keys (var `broadcast_arrivals_max`, project-wide; late_data.broadcasts_arrivals). -#}
     {{- return(late_data.whole_number(late_data.var_setting('broadcast_arrivals_max'), 'var broadcast_arrivals_max')) -}}
+{% endmacro %}
+
+
+{% macro share_version_chain() %}
+    {#- Whether a whole run's result stages its version chain for its too-late listing in a global
+        temporary view (var `share_version_chain`, project-wide; late_data.shared_chain). Off for
+        a Spark without global temporary views in `global_temp` (a cluster that renames
+        spark.sql.globalTempDatabase, a platform that has none): the listing then works its chain
+        out itself, the same rows at the cost of a second scan of the versions. -#}
+    {%- set raw = late_data.var_setting('share_version_chain') -%}
+    {%- if raw not in [true, false, 'true', 'false', 'True', 'False'] -%}
+        {%- do exceptions.raise_compiler_error("var share_version_chain must be true or false, not " ~ raw) -%}
+    {%- endif -%}
+    {{- return(raw in [true, 'true', 'True']) -}}
 {% endmacro %}
 
 

@@ -151,8 +151,8 @@
         pipeline selected. A global temporary view, because dbt opens a Thrift session per node
         and a global one is seen by every session of the Spark application (the Thrift Server's,
         or the embedded one). The listing then filters the staged rows instead of scanning and
-        chaining the versions a second time. -#}
-    {%- if plan.mode != 'delta' or late_data.backfill()
+        chaining the versions a second time. Never with var share_version_chain false. -#}
+    {%- if plan.mode != 'delta' or late_data.backfill() or not late_data.share_version_chain()
         or late_data.pipeline_relation(pipeline, 'too_late') is none
         or not late_data.pipeline_histories(pipeline, selected_only=true)
         or late_data.listing_since(pipeline) != plan.arrived_since -%}
