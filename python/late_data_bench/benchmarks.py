@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tqdm import tqdm
 
@@ -166,7 +166,7 @@ def run_bench(
         thrift_results: list[BenchResult] = []
         for cell in cells or (BenchCell(100, 2, "heavy"),):
             warm, feed = bench_thrift_whole_run(project, cell, runs)
-            plain = _timed_plain_dbt_runs(environment, cell, feed.fed_until, runs, feed.feed_between)
+            plain = _timed_plain_dbt_runs(environment, cell, runs, feed)
             thrift_results += [warm, _result(cell, PLAIN_DBT_THRIFT_WHOLE_RUN, plain)]
         for result in thrift_results:
             print(f"bench: {result.strategy} {result.cell_key}: median {result.median_s:.2f} s over {result.runs} runs")
@@ -178,7 +178,7 @@ def run_bench(
         measurement = _measured_in_own_process(cell, cell_runs, whole_run_only)
         if cell.key in PLAIN_DBT_CELLS and measurement.fed_until is not None and not whole_run_only:
             plain = _timed_plain_dbt_runs(
-                prepare_environment(), cell, measurement.fed_until, cell_runs, partial(_plain_feed, cell)
+                prepare_environment(), cell, cell_runs, _GeneratorFeed(cell, measurement.fed_until)
             )
             measurement.results.append(_result(cell, PLAIN_DBT_WHOLE_RUN, plain))
         measurements.append(measurement)
@@ -359,10 +359,6 @@ class _Feed:
     scenario: Scenario
     fed_until: datetime
 
-    def feed_between(self, _start: datetime, end: datetime) -> None:
-        """`until(end)` in the shape of the plain-dbt runs' feed (start is where this feed already is)."""
-        self.until(end)
-
     def until(self, run_time: datetime) -> datetime:
         """Append the rows arriving in [fed_until, run_time); returns the previous fed_until."""
         previous = self.fed_until
@@ -489,47 +485,58 @@ def _full_refresh_runs(cell: BenchCell, runs: int) -> int:
     return runs if cell.history_hours <= 2 and cell.locations <= 10_000 else min(runs, 2)
 
 
-def _timed_plain_dbt_runs(
-    environment: ProjectEnvironment,
-    cell: BenchCell,
-    fed_until: datetime,
-    runs: int,
-    feed: Callable[[datetime, datetime], Any],
-) -> list[_Timing]:
+class _Feeds(Protocol):
+    """A feed of the scenario's raw rows: how far it got, and `until(moment)` to go on."""
+
+    fed_until: datetime
+
+    def until(self, run_time: datetime) -> datetime: ...
+
+
+@dataclass
+class _GeneratorFeed:
+    """A feed through `late-data generate` in a process of its own, for the plain-dbt runs after a
+    cell's own process (and its Spark session) has ended."""
+
+    cell: BenchCell
+    fed_until: datetime
+
+    def until(self, run_time: datetime) -> datetime:
+        previous = self.fed_until
+        lateness = BENCH_LATENESS[self.cell.lateness]
+        scenario = {
+            "--origin": _stamp(BENCH_ORIGIN),
+            "--start": _stamp(previous),
+            "--end": _stamp(run_time),
+            "--locations": str(self.cell.locations),
+            "--pages": "0",
+            "--late-share": str(lateness["late_share"]),
+            "--lateness": str(lateness["lateness"]),
+            "--max-lateness": str(self.cell.late_window_seconds),
+        }
+        _run([sys.executable, "-m", "late_data.cli", "generate", *(part for item in scenario.items() for part in item)])
+        self.fed_until = run_time
+        return previous
+
+
+def _timed_plain_dbt_runs(environment: ProjectEnvironment, cell: BenchCell, runs: int, feed: _Feeds) -> list[_Timing]:
     """The whole scheduled run as cron runs it: `dbt build` of the late-data nodes in a new process
     (on the embedded target a JVM start; dbt's partial parse from the run before, the relation
     listing and the describing statements included), at `runs` run times spread over the hour after
-    `fed_until`, each one minute after an untimed run; the raw rows are fed by `feed(start, end)`
-    (untimed). Commit metadata is not read: only seconds."""
+    where `feed` got to, each one minute after an untimed run, `feed` bringing the raw rows up to
+    each (untimed). Commit metadata is not read: only seconds."""
     timings = []
-    fed = fed_until
-    next_hour = ceil_to(fed_until, timedelta(hours=1))
+    next_hour = ceil_to(feed.fed_until, timedelta(hours=1))
     for minute in _minutes_over_an_hour(runs):
         run_time = next_hour + timedelta(minutes=minute, seconds=10)
         for moment, timed in ((run_time - timedelta(minutes=1), False), (run_time, True)):
-            feed(fed, moment)
-            fed = moment
+            feed.until(moment)
             started = time.perf_counter()
             _plain_dbt_build(environment, cell, moment)
             if timed:
                 timings.append(_Timing(time.perf_counter() - started, 0, 0, 0))
                 log.info("%s plain dbt whole run: %.2f s", cell, timings[-1].seconds)
     return timings
-
-
-def _plain_feed(cell: BenchCell, start: datetime, end: datetime) -> None:
-    lateness = BENCH_LATENESS[cell.lateness]
-    scenario = {
-        "--origin": _stamp(BENCH_ORIGIN),
-        "--start": _stamp(start),
-        "--end": _stamp(end),
-        "--locations": str(cell.locations),
-        "--pages": "0",
-        "--late-share": str(lateness["late_share"]),
-        "--lateness": str(lateness["lateness"]),
-        "--max-lateness": str(cell.late_window_seconds),
-    }
-    _run([sys.executable, "-m", "late_data.cli", "generate", *(part for item in scenario.items() for part in item)])
 
 
 def _plain_dbt_build(environment: ProjectEnvironment, cell: BenchCell, run_time: datetime) -> None:
