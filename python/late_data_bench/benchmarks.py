@@ -763,7 +763,7 @@ def write_bench_outputs(
     ]
     lines += [
         f"| {r.locations:,} | {r.history_hours:g} | {r.late_window_hours:g} | {r.lateness} | {r.strategy} | {r.runs}"
-        f" | {r.partitions_rewritten:g} | {r.files_rewritten:g} | {r.rows_written:g} |"
+        f" | {r.partitions_rewritten:g} | {r.files_rewritten:g} | {r.rows_written:,.0f} |"
         for r in results
     ]
     md_path.write_text("\n".join(lines) + "\n\n![medians](results.png)\n")
