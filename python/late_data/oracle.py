@@ -284,13 +284,14 @@ INTEGER_TYPES = ("tinyint", "smallint", "int", "bigint")
 
 def countable(frame: Any, pipeline: Any) -> Any:
     """Column predicate over a pipeline's delivered versions: every column it reads is set, every
-    measure column within what its sum holds (a fractional one finite and below EXACT_SUM_BOUND, an
-    integer one at most COUNT_BOUND in magnitude), and the model's own quarantine_reason, if it
-    selects one, null."""
+    fractional measure column finite, a column a sum, mean, min or max reads within what its sum
+    holds (below EXACT_SUM_BOUND, an integer one at most COUNT_BOUND in magnitude), and the model's
+    own quarantine_reason, if it selects one, null."""
     from pyspark.sql import functions as F
 
     types = dict(frame.dtypes)
     inputs = [measure.column for measure in pipeline.measures if measure.column]
+    bounded = {measure.column for measure in pipeline.measures if measure.kind in ("sum", "mean", "min", "max")}
     required = [*pipeline.event_key, *pipeline.series_key, "event_time", *inputs, "ingested_at"]
     if pipeline.source_column:
         required.append(pipeline.source_column)
@@ -300,12 +301,30 @@ def countable(frame: Any, pipeline: Any) -> Any:
     for column in dict.fromkeys(inputs):
         value = F.col(column)
         if types[column] in INTEGER_TYPES:
-            predicate = predicate & (F.abs(value) <= COUNT_BOUND)
-        else:
-            predicate = predicate & ~F.isnan(value) & (F.abs(value) < EXACT_SUM_BOUND)
+            if column in bounded:
+                predicate = predicate & (F.abs(value) <= COUNT_BOUND)
+        elif types[column] in ("float", "double") or types[column].startswith("decimal"):
+            predicate = predicate & ~F.isnan(value)
+            if column in bounded:
+                predicate = predicate & (F.abs(value) < EXACT_SUM_BOUND)
     if "quarantine_reason" in types:
         predicate = predicate & F.col("quarantine_reason").isNull()
     return predicate
+
+
+def interpolated_percentile(column: str, p: float) -> Any:
+    """The exact percentile `p` of a group's values of `column`, worked out here from the sorted
+    values rather than by Spark's `percentile`: at position (n - 1) * p, linear interpolation
+    between the two closest ranks (the definition Spark's `percentile` documents)."""
+    from pyspark.sql import functions as F
+
+    values = F.sort_array(F.collect_list(F.col(column).cast("double")))
+    position = (F.size(values) - 1) * F.lit(p)
+    lower, upper = F.floor(position), F.ceil(position)
+    low_value = F.element_at(values, (lower + 1).cast("int"))
+    high_value = F.element_at(values, (upper + 1).cast("int"))
+    interpolated = (upper - position) * low_value + (position - lower) * high_value
+    return F.when(F.size(values) == 0, F.lit(None)).when(lower == upper, low_value).otherwise(interpolated)
 
 
 def expected_windows(spark: Any, pipeline: Any, delivered_sql: str, run_time: datetime) -> Any:
@@ -324,16 +343,22 @@ def expected_windows(spark: Any, pipeline: Any, delivered_sql: str, run_time: da
                 late = F.when(F.col(pipeline.source_column) == source, F.lit(seconds)).otherwise(late)
     keys = ["window_start", *pipeline.series_key]
     inputs = list(dict.fromkeys(measure.column for measure in pipeline.measures if measure.column))
+    # Every window holding the event time: the one starting at or before it on the slide grid, and
+    # the size / slide - 1 before that (one, for tumbling windows).
+    slide = pipeline.window_slide_seconds
+    latest_start = F.floor(F.unix_seconds("event_time") / slide) * slide
+    starts = F.sequence(latest_start - (size // slide - 1) * slide, latest_start, F.lit(slide))
+    arrived = delivered.where(countable(delivered, pipeline)).where(F.col("ingested_at") <= F.lit(run_time))
     versions = (
-        delivered.where(countable(delivered, pipeline))
-        .where(F.col("ingested_at") <= F.lit(run_time))
-        .withColumn("window_start", F.timestamp_seconds(F.floor(F.unix_seconds("event_time") / size) * size))
+        arrived.withColumn("window_start_seconds", F.explode(starts))
+        .withColumn("window_start", F.timestamp_seconds("window_start_seconds"))
         .withColumn(
             "horizon", F.least(F.lit(run_time), F.timestamp_seconds(F.unix_seconds("window_start") + size + late))
         )
     )
+    # A version's candidates are every version of its event, in whatever window.
     order_key = F.struct("ingested_at", "event_time", *pipeline.tie_breaker)
-    candidates = versions.select(
+    candidates = arrived.select(
         *[F.col(key).alias(f"candidate_{key}") for key in pipeline.event_key],
         F.col("ingested_at").alias("candidate_ingested_at"),
         order_key.alias("candidate_key"),
@@ -365,6 +390,10 @@ def expected_windows(spark: Any, pipeline: Any, delivered_sql: str, run_time: da
             aggregates.append(F.avg(measure.column).alias(measure.name))
         elif measure.kind in ("min", "max"):
             aggregates.append(getattr(F, measure.kind)(measure.column).alias(measure.name))
+        elif measure.kind == "count_distinct":
+            aggregates.append(F.countDistinct(measure.column).alias(measure.name))
+        elif measure.kind in ("percentile", "median"):
+            aggregates.append(interpolated_percentile(measure.column, measure.p or 0.5).alias(measure.name))
     windows = counted.groupBy(*keys).agg(*aggregates)
     for measure in pipeline.measures:
         if measure.kind == "expression":
@@ -376,8 +405,10 @@ def expected_windows(spark: Any, pipeline: Any, delivered_sql: str, run_time: da
 def compare_windows(expected: Any, actual: Any, pipeline: Any) -> Comparison:
     """Every window of `expected` (expected_windows) and of `actual` (the pipeline's result table,
     or its history as of a run), matched both ways: counts, sums, minima, maxima and the status
-    exactly, means and expressions within the tolerance."""
-    approximate = [measure.name for measure in pipeline.measures if measure.kind in ("mean", "expression")]
+    exactly, means, percentiles and expressions within the tolerance."""
+    approximate = [
+        measure.name for measure in pipeline.measures if measure.kind in ("mean", "expression", "percentile", "median")
+    ]
     exact = [measure.name for measure in pipeline.measures if measure.name not in approximate]
     return compare(
         expected,

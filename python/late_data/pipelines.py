@@ -20,9 +20,10 @@ TARGET = "late-data target "
 @dataclass(frozen=True)
 class Measure:
     name: str
-    kind: str  # count, sum, mean, min, max or expression
+    kind: str  # count, sum, mean, min, max, count_distinct, percentile, median or expression
     column: str | None
     expression: str | None
+    p: float | None = None  # the percentile's (median: 0.5)
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class Pipeline:
     event_key: tuple[str, ...]
     source_column: str | None
     window_size_seconds: int
+    window_slide_seconds: int  # the window size itself for tumbling windows
     partition_size_seconds: int
     series_buckets: int
     late_window_seconds: int
@@ -87,12 +89,15 @@ def from_description(described: dict[str, Any]) -> Pipeline:
         event_key=tuple(described["event_key"]),
         source_column=described.get("source_column"),
         window_size_seconds=int(described["window_size"]),
+        window_slide_seconds=int(described.get("window_slide") or described["window_size"]),
         partition_size_seconds=int(described["partition_size"]),
         series_buckets=int(described["series_buckets"]),
         late_window_seconds=int(described["late_window"]),
         late_window_by_source={name: int(seconds) for name, seconds in described["late_window_by_source"].items()},
         measures=tuple(
-            Measure(measure["name"], measure["kind"], measure.get("column"), measure.get("expression"))
+            Measure(
+                measure["name"], measure["kind"], measure.get("column"), measure.get("expression"), measure.get("p")
+            )
             for measure in described["measures"]
         ),
         count_column=described["count_column"],

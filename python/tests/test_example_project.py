@@ -1,9 +1,11 @@
 """The example project (integration_tests/): a dbt project of its own installs the late_data package
-by `local:` path and defines a pipeline on a source of its own, meter readings per meter and 5
-minutes with a 2-hour late window (sum, count and max), in one model and one yml entry. Built with
-plain dbt (deps, build, scheduled builds with late rows and a correction in between, a full
-refresh, test) and checked with `late-data check`: every window right, the history right as of
-every run, the too-late and quarantined readings listed.
+by `local:` path and defines pipelines on sources of its own, each in one model and one yml entry:
+- meter readings per meter and 5 minutes with a 2-hour late window (sum, count and max);
+- daily active users: distinct users per app and day, with a 48-hour late window;
+- latency percentiles (p50, p95, median) per endpoint on 5-minute windows sliding by 1 minute.
+Each is built with plain dbt (deps, build, scheduled builds with late rows and corrections in
+between) and checked with `late-data check` at every run: every window right, the history right as
+of every run, the too-late and quarantined rows listed.
 
 dbt runs in this process (dbtRunner, the same commands as the CLI's) on the tests' Spark session:
 the embedded metastore admits one JVM."""
@@ -26,10 +28,12 @@ from tests.helpers import clock
 
 REPOSITORY = find_project_dir()
 EXAMPLE = REPOSITORY / "integration_tests"
-SCHEMA, RAW_SCHEMA = "meters", "meters_raw"
+SCHEMA, RAW_SCHEMA, EXAMPLE_RAW = "meters", "meters_raw", "example_raw"
 ORIGIN = datetime(2026, 6, 1, 0, 0, 0)
 at = clock(ORIGIN)
 READINGS = "event_id string, meter_id string, event_time timestamp, kwh double, ingested_at timestamp"
+APP_EVENTS = "event_id string, app string, user_id string, event_time timestamp, ingested_at timestamp"
+REQUESTS = "event_id string, endpoint string, event_time timestamp, latency_ms double, ingested_at timestamp"
 METERS = ("m1", "m2", "m3", "m4")
 
 
@@ -63,11 +67,14 @@ def example(project: DbtProject, tmp_path_factory: pytest.TempPathFactory) -> It
     """The example project on the tests' Spark session, its schemas empty, its raw table filled."""
     spark = project.spark
     previous_schema, previous_dir = os.environ.get("LATE_DATA_SCHEMA"), os.environ.get("LATE_DATA_PROJECT_DIR")
-    for schema in (SCHEMA, RAW_SCHEMA):
+    for schema in (SCHEMA, RAW_SCHEMA, EXAMPLE_RAW):
         spark.sql(f"drop schema if exists {schema} cascade")
-    spark.sql(f"create schema {RAW_SCHEMA}")
+        if schema != SCHEMA:
+            spark.sql(f"create schema {schema}")
     table_format = project.environment.table_format
     spark.sql(f"create table {RAW_SCHEMA}.meter_readings ({READINGS}) using {table_format}")
+    spark.sql(f"create table {EXAMPLE_RAW}.app_events ({APP_EVENTS}) using {table_format}")
+    spark.sql(f"create table {EXAMPLE_RAW}.requests ({REQUESTS}) using {table_format}")
     spark.createDataFrame(on_time_readings(), READINGS).writeTo(f"{RAW_SCHEMA}.meter_readings").append()
     os.environ["LATE_DATA_SCHEMA"] = SCHEMA
     os.environ["LATE_DATA_PROJECT_DIR"] = str(EXAMPLE)
@@ -110,9 +117,9 @@ def late_data_check(
 ) -> str:
     monkeypatch.setattr(cli, "open_project", lambda writer=None: example)
     code = cli.main(["--project-dir", str(EXAMPLE), "check", *args])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    return out
+    captured = capsys.readouterr()
+    assert code == 0, captured.out + captured.err
+    return captured.out
 
 
 def test_the_example_pipeline_is_right_run_after_run_with_plain_dbt(
@@ -120,20 +127,20 @@ def test_the_example_pipeline_is_right_run_after_run_with_plain_dbt(
 ) -> None:
     spark = example.spark
     plain_dbt("deps")
-    first = plain_dbt("build", run_time=at(30) + timedelta(seconds=10))
+    first = plain_dbt("build", "--select", "meter_usage+", run_time=at(30) + timedelta(seconds=10))
     assert {result.node.name for result in first.result.results} >= {"meter_usage", "meter_usage_history"}
     window_max = f"select kwh_max from {SCHEMA}.meter_usage where meter_id = 'm1' and window_start = timestamp'{at(0)}'"
     assert spark.sql(window_max).first()["kwh_max"] == 9.0
     spark.createDataFrame(later_readings(), READINGS).writeTo(f"{RAW_SCHEMA}.meter_readings").append()
 
     second_at, third_at = at(55) + timedelta(seconds=10), at(140) + timedelta(seconds=10)
-    plain_dbt("build", run_time=second_at)
+    plain_dbt("build", "--select", "meter_usage+", run_time=second_at)
     # The correction retracted the window's largest reading: its max is recomputed from the versions.
     assert spark.sql(window_max).first()["kwh_max"] == pytest.approx(1.5)
-    out = late_data_check(example, monkeypatch, capsys)
+    out = late_data_check(example, monkeypatch, capsys, "--pipeline", "meter_usage")
     assert out.splitlines()[-1].endswith(" 0 mismatched") and "meter_usage: " in out
 
-    plain_dbt("build", run_time=third_at)
+    plain_dbt("build", "--select", "meter_usage+", run_time=third_at)
     too_late = spark.sql(f"select event_id, too_late_reason from {SCHEMA}.meter_usage__too_late").collect()
     assert [(row["event_id"], row["too_late_reason"]) for row in too_late] == [("m4-too-late", "arrived_after_final")]
     quarantined = spark.sql(f"select event_id, quarantine_reason from {SCHEMA}.meter_usage__quarantine").collect()
@@ -143,21 +150,177 @@ def test_the_example_pipeline_is_right_run_after_run_with_plain_dbt(
     ]
     # Every run's state, read back from the history (as of each run time), against the oracle.
     for run_time in (at(30) + timedelta(seconds=10), second_at, third_at):
-        out = late_data_check(example, monkeypatch, capsys, "--run-time", format_timestamp(run_time))
+        out = late_data_check(
+            example, monkeypatch, capsys, "--pipeline", "meter_usage", "--run-time", format_timestamp(run_time)
+        )
         assert out.splitlines()[-1].endswith(" 0 mismatched"), out
 
-    plain_dbt("build", "--full-refresh", run_time=third_at + timedelta(minutes=10))
-    out = late_data_check(example, monkeypatch, capsys)
+    plain_dbt("build", "--full-refresh", "--select", "meter_usage+", run_time=third_at + timedelta(minutes=10))
+    out = late_data_check(example, monkeypatch, capsys, "--pipeline", "meter_usage")
     assert out.splitlines()[-1].endswith(" 0 mismatched"), out
-    tests = plain_dbt("test", run_time=third_at + timedelta(minutes=10))
+    tests = plain_dbt("test", "--select", "meter_usage+", run_time=third_at + timedelta(minutes=10))
     statuses = {result.node.name: str(result.status) for result in tests.result.results}
     assert statuses["late_data_too_late_rows_meter_usage_history_"] == "warn"
     assert statuses["late_data_quarantine_is_empty_meter_usage_"] == "warn"
     assert statuses["late_data_ambiguous_versions_meter_usage_"] == "pass"
 
 
+def check_every_run(
+    example: DbtProject,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    pipeline: str,
+    run_times: list[datetime],
+) -> None:
+    """`late-data check` of one pipeline as of each of its runs (the last from its result table, the
+    others from its history): 0 mismatched every time."""
+    for run_time in run_times:
+        out = late_data_check(
+            example, monkeypatch, capsys, "--pipeline", pipeline, "--run-time", format_timestamp(run_time)
+        )
+        assert out.splitlines()[-1].endswith(" 0 mismatched") and f"{pipeline}: " in out, out
+
+
+def build(pipeline: str, run_time: datetime) -> Any:
+    """A scheduled run of one example pipeline, as cron would start it: plain dbt build of its nodes."""
+    return plain_dbt("build", "--select", f"{pipeline}+", run_time=run_time)
+
+
+DAY = ORIGIN  # daily active users: day windows from 2026-06-01
+
+
+def on_day(day: int, hours: float) -> datetime:
+    return DAY + timedelta(days=day, hours=hours)
+
+
+def app_events() -> list[tuple[Any, ...]]:
+    """Three days of events of two apps, each arriving a minute after it happened: five users a
+    day and app, most of them with more than one event."""
+    rows = []
+    for day in range(3):
+        for app_index, app in enumerate(("web", "ios")):
+            for number in range(8):
+                user = f"u{(number * 3 + day + app_index) % 5}"
+                moment = on_day(day, 1 + number * 2.5)
+                rows.append((f"{app}-{day}-{number}", app, user, moment, moment + timedelta(minutes=1)))
+    return rows
+
+
+def distinct_users(spark: Any, app: str, day: int) -> tuple[int, int]:
+    row = spark.sql(
+        f"select active_users, event_count from {SCHEMA}.daily_active_users"
+        f" where app = '{app}' and window_start = timestamp'{format_timestamp(on_day(day, 0))}'"
+    ).first()
+    return (int(row["active_users"]), int(row["event_count"])) if row else (0, 0)
+
+
+def test_daily_active_users_stay_right_under_36_hours_of_lateness(
+    example: DbtProject, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A distinct count per day with a 48-hour late window: late events of new and known users, a
+    correction that replaces a day's only event of a user, a correction that moves an event to
+    another day, an event too late for its final day and one that cannot be counted."""
+    spark = example.spark
+    spark.createDataFrame(app_events(), APP_EVENTS).writeTo(f"{EXAMPLE_RAW}.app_events").append()
+    plain_dbt("deps")
+    runs = [on_day(2, 12) + timedelta(seconds=10)]
+    build("daily_active_users", runs[-1])
+    before = distinct_users(spark, "web", 0)
+    later = [
+        ("late-new-user", "web", "u9", on_day(0, 10), on_day(2, 13)),  # 36 hours after its day ended
+        ("late-known-user", "web", "u0", on_day(0, 11), on_day(2, 13)),
+        # web-0-3 was u4's only web event on day 0: its correction to u0 takes u4 away.
+        ("web-0-3", "web", "u0", on_day(0, 8.5), on_day(2, 13.5)),
+        ("ios-1-0", "ios", "u1", on_day(2, 5), on_day(2, 13.6)),  # moved from day 1 to day 2
+    ]
+    spark.createDataFrame(later, APP_EVENTS).writeTo(f"{EXAMPLE_RAW}.app_events").append()
+    runs.append(on_day(2, 14) + timedelta(seconds=10))
+    build("daily_active_users", runs[-1])
+    assert distinct_users(spark, "web", 0) == (before[0], before[1] + 2)  # u9 came, u4 went
+    check_every_run(example, monkeypatch, capsys, "daily_active_users", runs)
+
+    final_day_0 = on_day(3, 0)  # day 0's window ends at day 1 and is final 48 hours later
+    too_late = [
+        ("too-late", "web", "u7", on_day(0, 20), final_day_0 + timedelta(hours=1)),
+        ("no-user", "ios", None, on_day(1, 9), final_day_0 + timedelta(minutes=30)),
+        ("late-day-1", "ios", "u7", on_day(1, 9), final_day_0 + timedelta(hours=1, minutes=30)),
+    ]
+    spark.createDataFrame(too_late, APP_EVENTS).writeTo(f"{EXAMPLE_RAW}.app_events").append()
+    runs.append(final_day_0 + timedelta(hours=2, seconds=10))
+    build("daily_active_users", runs[-1])
+    assert distinct_users(spark, "web", 0) == (before[0], before[1] + 2)  # final before "too-late" arrived
+    listed = spark.sql(f"select event_id, too_late_reason from {SCHEMA}.daily_active_users__too_late").collect()
+    assert [(row["event_id"], row["too_late_reason"]) for row in listed] == [("too-late", "arrived_after_final")]
+    check_every_run(example, monkeypatch, capsys, "daily_active_users", runs)
+
+
+LATENCY = ORIGIN + timedelta(days=10)  # the latency pipeline's clock
+
+
+def requests() -> list[tuple[Any, ...]]:
+    """Two endpoints, a request every 20 seconds for 40 minutes, each arriving 5 seconds later."""
+    rows = []
+    for endpoint_index, endpoint in enumerate(("/a", "/b")):
+        for tick in range(120):
+            moment = LATENCY + timedelta(seconds=20 * tick)
+            latency = float(10 + (tick * 7 + endpoint_index * 3) % 40)
+            rows.append((f"{endpoint}-{tick}", endpoint, moment, latency, moment + timedelta(seconds=5)))
+    return rows
+
+
+def test_latency_percentiles_on_sliding_windows_stay_right(
+    example: DbtProject, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """p50, p95 and the median per endpoint over 5-minute windows sliding by 1 minute, with a
+    30-minute late window: a late slow request reaches five windows, a correction lowers one,
+    another moves a request, and a request arriving between the final moments of its windows counts
+    in the later ones and is listed as too late for the earlier ones."""
+    spark = example.spark
+    spark.createDataFrame(requests(), REQUESTS).writeTo(f"{EXAMPLE_RAW}.requests").append()
+    plain_dbt("deps")
+    minute = clock(LATENCY)
+    runs = [minute(30) + timedelta(seconds=10)]
+    build("request_latency", runs[-1])
+    later = [
+        ("/a-late", "/a", minute(10.5), 900.0, minute(33)),  # in the windows starting at minutes 6 to 10
+        ("/a-30", "/a", minute(10), 1.0, minute(34)),  # a correction
+        ("/b-31", "/b", minute(25.2), 15.0, minute(35)),  # moved from minute 10 to minute 25
+    ]
+    spark.createDataFrame(later, REQUESTS).writeTo(f"{EXAMPLE_RAW}.requests").append()
+    runs.append(minute(36) + timedelta(seconds=10))
+    build("request_latency", runs[-1])
+    windows = spark.sql(
+        f"select window_start, request_count, latency_p95 from {SCHEMA}.request_latency where endpoint = '/a'"
+        f" and window_start between timestamp'{format_timestamp(minute(6))}' and timestamp'{format_timestamp(minute(11))}'"
+    ).collect()
+    assert sorted(row["window_start"] for row in windows if row["latency_p95"] > 100) == [
+        minute(m) for m in range(6, 11)
+    ]
+    check_every_run(example, monkeypatch, capsys, "request_latency", runs)
+
+    # The windows holding minute 8 start at minutes 4 to 8 and are final 30 minutes after their
+    # ends, at minutes 39 to 43: arriving at 41:30, the request counts only in those starting at 7 and 8.
+    spark.createDataFrame([("/b-between", "/b", minute(8.5), 20.0, minute(41.5))], REQUESTS).writeTo(
+        f"{EXAMPLE_RAW}.requests"
+    ).append()
+    runs.append(minute(42) + timedelta(seconds=10))
+    build("request_latency", runs[-1])
+    listed = spark.sql(
+        f"select window_start from {SCHEMA}.request_latency__too_late where event_id = '/b-between'"
+    ).collect()
+    assert sorted(row["window_start"] for row in listed) == [minute(m) for m in range(4, 7)]
+    check_every_run(example, monkeypatch, capsys, "request_latency", runs)
+
+
 def test_the_example_pipeline_is_one_model_and_one_yml_entry() -> None:
     """What a pipeline costs a user: its model and its yml (the project's one-time setup aside)."""
-    pipeline_files = [EXAMPLE / "models" / "meter_usage.sql", EXAMPLE / "models" / "meter_usage.yml"]
-    assert sorted(path.name for path in (EXAMPLE / "models").iterdir()) == sorted(path.name for path in pipeline_files)
-    assert sum(len(path.read_text().splitlines()) for path in pipeline_files) <= 80
+    models = EXAMPLE / "models"
+    pipelines = {path.stem for path in models.glob("*.sql")}
+    assert pipelines == {"meter_usage", "daily_active_users", "request_latency"}
+    assert sorted(path.name for path in models.iterdir()) == sorted(
+        f"{name}{suffix}" for name in pipelines for suffix in (".sql", ".yml")
+    )
+    for name in pipelines:
+        assert sum(len((models / f"{name}{suffix}").read_text().splitlines()) for suffix in (".sql", ".yml")) <= 80, (
+            name
+        )

@@ -1,21 +1,25 @@
 {% macro aggregates(pipeline, columns) %}
     {#- What a pipeline keeps per window to compute its measures, given its model's columns
         [(name, type)]: {checksums: name -> spec (late_data.count_checksum, exact_sum, integer_sum,
-        digest), each updated as stored plus what changed; means: mean measure -> the sum checksum
-        it divides (a sum measure of the same column, else a stored <mean>__sum); extremes:
-        min/max measure -> {kind, column}, which no checksum can update once a correction retracts
-        the extreme value, so their windows are recomputed from the versions}. -#}
+        distinct_count, digest), each updated as stored plus what changed; means: mean measure ->
+        the sum checksum it divides (a sum measure of the same column, else a stored <mean>__sum);
+        recomputed: min, max, percentile and median measure -> {kind, column, p}, which no
+        checksum can update (a correction may retract the value they return), so the windows
+        whose versions changed are recomputed from their versions}. -#}
     {%- set types = dict(columns) -%}
-    {%- set checksums, means, extremes, sums = {}, {}, {}, {} -%}
+    {%- set checksums, means, recomputed, sums = {}, {}, {}, {} -%}
     {%- for measure in pipeline.measures -%}
         {%- if measure.kind == 'count' -%}
             {%- do checksums.update({measure.name: late_data.count_checksum()}) -%}
         {%- elif measure.kind == 'sum' -%}
             {%- do checksums.update({measure.name: late_data.sum_checksum(pipeline, measure, types)}) -%}
             {%- do sums.setdefault(measure.column, measure.name) -%}
-        {%- elif measure.kind in ('min', 'max') -%}
+        {%- elif measure.kind == 'count_distinct' -%}
             {%- do late_data.input_kind(pipeline, measure, types) -%}
-            {%- do extremes.update({measure.name: {'kind': measure.kind, 'column': measure.column}}) -%}
+            {%- do checksums.update({measure.name: late_data.distinct_count(measure.column)}) -%}
+        {%- elif measure.kind in ('min', 'max', 'percentile', 'median') -%}
+            {%- do late_data.input_kind(pipeline, measure, types) -%}
+            {%- do recomputed.update({measure.name: {'kind': measure.kind, 'column': measure.column, 'p': measure.p}}) -%}
         {%- endif -%}
     {%- endfor -%}
     {%- for measure in pipeline.measures if measure.kind == 'mean' -%}
@@ -26,7 +30,26 @@
         {%- do means.update({measure.name: sum_name}) -%}
     {%- endfor -%}
     {%- do checksums.update({pipeline.digest: late_data.digest(pipeline.event_key + ['event_time'] + pipeline.input_columns)}) -%}
-    {{- return({'checksums': checksums, 'means': means, 'extremes': extremes}) -}}
+    {{- return({'checksums': checksums, 'means': means, 'recomputed': recomputed}) -}}
+{% endmacro %}
+
+
+{% macro recomputed_aggregate(spec, value) %}
+    {#- SQL: the aggregate of a recomputed measure (late_data.aggregates) over `value`, a SQL
+        expression that is null for versions that do not count. Percentiles and the median are
+        Spark's exact `percentile`: linear interpolation between the two closest ranks. -#}
+    {%- if spec.kind in ('min', 'max') -%}
+        {{- return(spec.kind ~ '(' ~ value ~ ')') -}}
+    {%- endif -%}
+    {{- return('percentile(' ~ value ~ ', ' ~ spec.p ~ ')') -}}
+{% endmacro %}
+
+
+{% macro distinct_count(column) %}
+    {#- Checksum spec: the number of distinct values of a column among the counted versions. Its
+        change is no sum over the versions that changed: late_data.distinct_changes works it out
+        from the versions that share a changed window and value. -#}
+    {{- return({'distinct': column, 'type': 'bigint', 'addend_type': 'bigint', 'published': true}) -}}
 {% endmacro %}
 
 
@@ -51,13 +74,19 @@
 
 {% macro input_kind(pipeline, measure, types) %}
     {#- 'integer' or 'fractional' for a measure's column (its type in the model's select, `types`:
-        name -> type). A column that is missing or not a number is refused, naming the measure. -#}
+        name -> type), or 'other' for a count_distinct over a column of another simple type (a
+        string, a date). A column that is missing, not a number where the measure needs one, or
+        an array, map or struct, is refused, naming the measure. -#}
     {%- set type = types.get(measure.column | lower) -%}
     {%- if type in ('tinyint', 'smallint', 'int', 'bigint') -%}{{ return('integer') }}{%- endif -%}
     {%- if type in ('float', 'double') or (type or '').startswith('decimal') -%}{{ return('fractional') }}{%- endif -%}
+    {%- set complex = (type or '').startswith(('array', 'map', 'struct')) -%}
+    {%- if measure.kind == 'count_distinct' and type and not complex -%}{{ return('other') }}{%- endif -%}
     {%- do exceptions.raise_compiler_error(
         "meta.late_data.measures." ~ measure.name ~ " of model " ~ pipeline.name ~ ": column " ~ measure.column
-        ~ (" is " ~ type ~ ", not a number" if type else " is not a column of the model's select (" ~ types.keys() | join(', ') ~ ")")
+        ~ ((" is " ~ type ~ ", which " ~ measure.kind ~ " cannot take (it needs "
+            ~ ('a column of a simple type' if measure.kind == 'count_distinct' else 'a number') ~ ")") if type
+            else " is not a column of the model's select (" ~ types.keys() | join(', ') ~ ")")
     ) -%}
 {% endmacro %}
 
@@ -137,9 +166,9 @@
         cannot be counted, or null when it can. The first reason that applies: the model's own
         `quarantine_reason` column when it selects one (its own rules, e.g. a count below 0);
         `null_<column>` for a null event key, series key, source column, event_time, measure
-        column or ingested_at; for a fractional measure column `not_finite` (NaN, an infinity) and
-        `out_of_range` at late_data.exact_sum_bound() or beyond; for an integer one `out_of_range`
-        beyond late_data.count_bound(). -#}
+        column or ingested_at; for a fractional measure column `not_finite` (NaN, an infinity);
+        for a column a sum, mean, min or max reads, `out_of_range` at late_data.exact_sum_bound()
+        or beyond (fractional) or beyond late_data.count_bound() (integer). -#}
     {%- set types = dict(columns) -%}
     {%- set required = [] -%}
     {%- for column in pipeline.event_key + pipeline.series_key + ([pipeline.source_column] if pipeline.source_column else [])
@@ -154,11 +183,15 @@
         when {{ column }} is null then 'null_{{ column }}'
     {%- endfor %}
     {%- for column in pipeline.input_columns %}
-        {%- set measure = pipeline.measures | selectattr('column', 'equalto', column) | first %}
-        {%- if late_data.input_kind(pipeline, measure, types) == 'fractional' %}
+        {%- set measures = pipeline.measures | selectattr('column', 'equalto', column) | list %}
+        {%- set kind = late_data.input_kind(pipeline, measures[0], types) %}
+        {%- set bounded = measures | selectattr('kind', 'in', ['sum', 'mean', 'min', 'max']) | list | length > 0 %}
+        {%- if kind == 'fractional' %}
         when isnan({{ column }}) or abs({{ column }}) = double('infinity') then 'not_finite'
+        {%- if bounded %}
         when abs({{ column }}) >= {{ late_data.exact_sum_bound() }} then 'out_of_range'
-        {%- else %}
+        {%- endif %}
+        {%- elif kind == 'integer' and bounded %}
         when abs({{ column }}) > {{ late_data.count_bound() }} then 'out_of_range'
         {%- endif %}
     {%- endfor %}

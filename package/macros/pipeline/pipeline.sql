@@ -15,7 +15,7 @@
             ~ " (at least series_key and measures; docs/your-own-pipeline.md)"
         ) -%}
     {%- endif -%}
-    {%- set window_size, partition_size = late_data.pipeline_sizes(node, meta) -%}
+    {%- set window_size, window_slide, partition_size = late_data.pipeline_sizes(node, meta) -%}
     {%- set measures = late_data.parse_measures(node, meta.get('measures')) -%}
     {%- set series_key = late_data.identifier_list(meta.get('series_key'), named ~ ': series_key') -%}
     {%- set inputs = [] -%}
@@ -34,6 +34,7 @@
         'event_key': late_data.identifier_list(meta.get('event_key', 'event_id'), named ~ ': event_key'),
         'source_column': late_data.plain_identifier(named ~ ': source_column', source_column) if source_column else none,
         'window_size': window_size,
+        'window_slide': window_slide,
         'partition_size': partition_size,
         'series_buckets': late_data.pipeline_number(node, meta, 'series_buckets', 1),
         'late_window': late_windows.values() | max,
@@ -51,29 +52,39 @@
 
 
 {% macro pipeline_sizes(node, meta) %}
-    {#- (window size, partition size) of a pipeline, checked: a window must lie in exactly one
-        partition; and its meta.late_data must hold no setting the package does not know. -#}
+    {#- (window size, window slide, partition size) of a pipeline, checked: windows slide by a
+        divisor of their size (the default, the size itself, makes them tumbling), and a window
+        lies in exactly one partition (by its start: a multiple of the slide); and its
+        meta.late_data must hold no setting the package does not know. -#}
     {%- for key in meta if key not in late_data.pipeline_keys() -%}
         {%- do exceptions.raise_compiler_error(
             "meta.late_data of model " ~ node.name ~ ": unknown setting " ~ key ~ " (known: " ~ late_data.pipeline_keys() | join(', ') ~ ")"
         ) -%}
     {%- endfor -%}
     {%- set window_size = late_data.pipeline_number(node, meta, 'window_size_seconds', 1) -%}
+    {%- set window_slide = late_data.whole_number(meta.get('window_slide_seconds', window_size), 'meta.late_data.window_slide_seconds of model ' ~ node.name, 1) -%}
     {%- set partition_size = late_data.pipeline_number(node, meta, 'partition_size_seconds', 1) -%}
-    {%- if partition_size % window_size != 0 -%}
+    {%- if window_size % window_slide != 0 -%}
         {%- do exceptions.raise_compiler_error(
-            late_data.setting_name(node, meta, 'partition_size_seconds') ~ "=" ~ partition_size
-            ~ " must be a multiple of window_size_seconds=" ~ window_size ~ ": a window must lie in exactly one partition"
+            "meta.late_data.window_slide_seconds of model " ~ node.name ~ "=" ~ window_slide ~ " must divide window_size_seconds="
+            ~ window_size ~ ": every window starts at a multiple of the slide"
         ) -%}
     {%- endif -%}
-    {{- return((window_size, partition_size)) -}}
+    {%- if partition_size % window_slide != 0 -%}
+        {%- do exceptions.raise_compiler_error(
+            late_data.setting_name(node, meta, 'partition_size_seconds') ~ "=" ~ partition_size
+            ~ " must be a multiple of " ~ ('window_size_seconds=' if window_slide == window_size else 'window_slide_seconds=') ~ window_slide
+            ~ ": a window must lie in exactly one partition"
+        ) -%}
+    {%- endif -%}
+    {{- return((window_size, window_slide, partition_size)) -}}
 {% endmacro %}
 
 
 {% macro pipeline_keys() %}
     {{- return([
         'series_key', 'event_key', 'source_column', 'measures', 'digest', 'tie_breaker',
-        'window_size_seconds', 'late_window_seconds', 'late_window_seconds_by_source', 'partition_size_seconds',
+        'window_size_seconds', 'window_slide_seconds', 'late_window_seconds', 'late_window_seconds_by_source', 'partition_size_seconds',
         'series_buckets', 'versions_table', 'too_late_table', 'quarantine_view', 'revisions_view',
     ]) -}}
 {% endmacro %}
@@ -105,33 +116,19 @@
 
 
 {% macro parse_measures(node, measures) %}
-    {#- The `measures` setting (name -> `count`, {sum: column}, {mean: column}, {min: column},
-        {max: column} or {expression: SQL over the other measures}) as a list of {name, kind,
-        column, expression}, in the order given; exactly one count. -#}
+    {#- The `measures` setting (name -> a measure, late_data.parse_measure) as a list of {name, kind,
+        column, p, expression}, in the order given; exactly one count. -#}
     {%- set named = 'meta.late_data.measures of model ' ~ node.name -%}
     {%- if measures is not mapping or not measures -%}
         {%- do exceptions.raise_compiler_error(
-            named ~ " is missing: map each result column to count, {sum: column}, {mean: column}, {min: column},"
-            ~ " {max: column} or {expression: ...}, e.g. {reading_count: count, kwh_sum: {sum: kwh}}"
+            named ~ " is missing: map each result column to a measure (" ~ late_data.measure_kinds_help()
+            ~ "), e.g. {reading_count: count, kwh_sum: {sum: kwh}}"
         ) -%}
     {%- endif -%}
     {%- set parsed = [] -%}
     {%- for name, spec in measures.items() -%}
         {%- do late_data.plain_identifier(named, name) -%}
-        {%- set kind = 'count' if spec == 'count' else ((spec.keys() | first) if spec is mapping and spec | length == 1 else none) -%}
-        {%- if kind not in ('count', 'sum', 'mean', 'min', 'max', 'expression') -%}
-            {%- do exceptions.raise_compiler_error(
-                named ~ "." ~ name ~ "=" ~ spec ~ " is not a measure: use count, {sum: column}, {mean: column},"
-                ~ " {min: column}, {max: column} or {expression: ...}"
-            ) -%}
-        {%- endif -%}
-        {%- set argument = spec[kind] if spec is mapping else none -%}
-        {%- do parsed.append({
-            'name': name,
-            'kind': kind,
-            'column': late_data.plain_identifier(named ~ '.' ~ name, argument) if kind in ('sum', 'mean', 'min', 'max') else none,
-            'expression': argument if kind == 'expression' else none,
-        }) -%}
+        {%- do parsed.append(late_data.parse_measure(named ~ '.' ~ name, name, spec)) -%}
     {%- endfor -%}
     {%- set counts = parsed | selectattr('kind', 'equalto', 'count') | list -%}
     {%- if counts | length != 1 -%}
@@ -141,6 +138,44 @@
         ) -%}
     {%- endif -%}
     {{- return(parsed) -}}
+{% endmacro %}
+
+
+{% macro measure_kinds_help() %}
+    {{- return('count, {sum: column}, {mean: column}, {min: column}, {max: column}, {count_distinct: column},'
+        ~ ' {percentile: {column: column, p: 0.95}}, {median: column} or {expression: SQL}') -}}
+{% endmacro %}
+
+
+{% macro parse_measure(named, name, spec) %}
+    {#- One measure of the `measures` setting (`named` names it in errors) as {name, kind, column, p,
+        expression}: count; {sum|mean|min|max|count_distinct|median: column}; {percentile: {column,
+        p}} with 0 < p < 1 (median is p 0.5); {expression: SQL over the other measures}. -#}
+    {%- set kind = 'count' if spec == 'count' else ((spec.keys() | first) if spec is mapping and spec | length == 1 else none) -%}
+    {%- if kind not in ('count', 'sum', 'mean', 'min', 'max', 'count_distinct', 'percentile', 'median', 'expression') -%}
+        {%- do exceptions.raise_compiler_error(
+            named ~ "=" ~ spec ~ " is not a measure: use " ~ late_data.measure_kinds_help()
+        ) -%}
+    {%- endif -%}
+    {%- set argument = spec[kind] if spec is mapping else none -%}
+    {%- set p = 0.5 if kind == 'median' else none -%}
+    {%- if kind == 'percentile' -%}
+        {%- if argument is not mapping or argument.keys() | sort | list != ['column', 'p'] -%}
+            {%- do exceptions.raise_compiler_error(named ~ ".percentile=" ~ argument ~ " must be {column: <column>, p: <number between 0 and 1>}") -%}
+        {%- endif -%}
+        {%- set p = argument.p -%}
+        {%- if p is boolean or p is not number or p <= 0 or p >= 1 -%}
+            {%- do exceptions.raise_compiler_error(named ~ ".percentile.p=" ~ p ~ " must be a number above 0 and below 1, e.g. 0.95") -%}
+        {%- endif -%}
+        {%- set argument = argument.column -%}
+    {%- endif -%}
+    {{- return({
+        'name': name,
+        'kind': kind,
+        'column': late_data.plain_identifier(named, argument) if kind not in ('count', 'expression') else none,
+        'p': p,
+        'expression': argument if kind == 'expression' else none,
+    }) -}}
 {% endmacro %}
 
 
@@ -289,10 +324,11 @@
         {%- set settings = {
             'name': name, 'unique_id': 'model.' ~ name, 'schema': target.schema, 'alias': name, 'file_format': 'iceberg',
             'series_key': ['series_key'], 'event_key': ['event_id'], 'source_column': none,
-            'window_size': number('window_size_seconds') | int, 'partition_size': number('partition_size_seconds') | int,
+            'window_size': number('window_size_seconds') | int, 'window_slide': number('window_size_seconds') | int,
+            'partition_size': number('partition_size_seconds') | int,
             'series_buckets': number('series_buckets') | int, 'late_window': number('late_window_seconds') | int,
             'late_window_by_source': number('late_window_seconds_by_source') or {},
-            'measures': [{'name': 'row_count', 'kind': 'count', 'column': none, 'expression': none}],
+            'measures': [{'name': 'row_count', 'kind': 'count', 'column': none, 'p': none, 'expression': none}],
             'count_column': 'row_count', 'input_columns': [], 'digest': 'versions_digest', 'tie_breaker': ['series_key'],
             'companions': {'versions': name ~ '__versions', 'too_late': none, 'quarantine': none, 'revisions': none},
         } -%}

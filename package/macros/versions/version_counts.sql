@@ -1,34 +1,37 @@
-{% macro version_counts(pipeline, plan) %}
+{% macro version_counts(pipeline, plan, matching=none) %}
     {#- The versions of a pipeline (quarantined ones left out) that `plan` (late_data.count_plan)
-        reads in this run, windowed, chained, with the flags of late_data.count_flags. -#}
+        reads in this run, windowed, chained, with the flags of late_data.count_flags. With
+        `matching` ({relation, columns}), the events late_data.matching_events selects instead of
+        those with a version arrived since plan.arrived_since. -#}
     {%- set versions = late_data.pipeline_relation(pipeline, 'versions') -%}
     {%- set run_time = late_data.run_time() -%}
-    {%- set version_final_at = 'version_final_at' if pipeline.source_column else 'final_at' %}
+    {%- set version_final_at = 'version_final_at' if pipeline.source_column else 'final_at' -%}
+    {%- set events = 'matching_events' if matching else ('arrived_events' if plan.arrived_since else none) %}
     with
 
-    {%- if plan.arrived_since %}
-    {%- set since = late_data.timestamp_literal(plan.arrived_since) %}
+    {%- if matching %}
+
+    matching_events as (
+
+        {{ late_data.matching_events(pipeline, plan, matching) }}
+
+    ),
+    {%- elif plan.arrived_since %}
 
     arrived_events as (
 
-        select distinct {{ pipeline.event_key | join(', ') }}
-        from {{ versions }}
-        where
-            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
-            (loaded_at > {{ since }} or ingested_at > {{ since }})
-            and ingested_at <= {{ run_time }}
-            and quarantine_reason is null
+        {{ late_data.arrived_events(pipeline, plan.arrived_since) }}
 
     ),
     {%- endif %}
 
     selected_versions as (
 
-        select {{ '/*+ BROADCAST(arrived_events) */ ' if plan.get('broadcast') }}selected.*
+        select {{ '/*+ BROADCAST(' ~ events ~ ') */ ' if events and plan.get('broadcast') }}selected.*
         from {{ versions }} as selected
-        {%- if plan.arrived_since %}
-        left semi join arrived_events
-            on {% for key in pipeline.event_key %}selected.{{ key }} = arrived_events.{{ key }}{{ ' and ' if not loop.last }}{% endfor %}
+        {%- if events %}
+        left semi join {{ events }}
+            on {% for key in pipeline.event_key %}selected.{{ key }} = {{ events }}.{{ key }}{{ ' and ' if not loop.last }}{% endfor %}
         {%- endif %}
         where selected.ingested_at <= {{ run_time }} and selected.quarantine_reason is null and {{ plan.lookup }}
 
@@ -56,13 +59,48 @@
 {%- endmacro %}
 
 
+{% macro arrived_events(pipeline, arrived_since) %}
+    {#- A select of the events (their event key) that got a countable version after
+        `arrived_since`, for late_data.version_counts. -#}
+    {%- set since = late_data.timestamp_literal(arrived_since) %}
+    select distinct {{ pipeline.event_key | join(', ') }}
+    from {{ late_data.pipeline_relation(pipeline, 'versions') }}
+    where
+        -- Two comparisons, not greatest(): each can skip files by its column's bounds.
+        (loaded_at > {{ since }} or ingested_at > {{ since }})
+        and ingested_at <= {{ late_data.run_time() }}
+        and quarantine_reason is null
+{%- endmacro %}
+
+
+{% macro matching_events(pipeline, plan, matching) %}
+    {#- A select of the events (their event key) with a version in the range `plan` reads whose
+        window matches a row of the CTE `matching.relation` on `matching.columns` (the window's
+        start and series key, and a value column), for late_data.version_counts. -#}
+    {%- set versions = late_data.pipeline_relation(pipeline, 'versions') -%}
+    {%- set candidates -%}
+        (
+            select * from {{ versions }}
+            where ingested_at <= {{ late_data.run_time() }} and quarantine_reason is null and {{ plan.lookup }}
+        ) as candidate_versions
+    {%- endset %}
+    select distinct {% for key in pipeline.event_key %}windowed_candidates.{{ key }}{{ ', ' if not loop.last }}{% endfor %}
+    from (
+        {{ late_data.windowed(candidates, pipeline) }}
+    ) as windowed_candidates
+    left semi join {{ matching.relation }} as matched
+        on {% for column in matching.columns %}windowed_candidates.{{ column }} = matched.{{ column }}{{ ' and ' if not loop.last }}{% endfor %}
+{%- endmacro %}
+
+
 {% macro chained_versions(windowed_versions, pipeline, counted_run_time, version_final_at) %}
     {#- A select of `windowed_versions` with each version's place in its event's chain (ordered by
         arrival, then event time and the pipeline's tie breakers): when a later version superseded
         it (superseded_at; superseded_before: among the versions loaded by the previous run
         `counted_run_time`) and the version_final_at of the version it replaces. -#}
     {%- set counted_run = late_data.timestamp_literal(counted_run_time) if counted_run_time else none -%}
-    {%- set keys = pipeline.event_key | join(', ') -%}
+    {#- A sliding window pipeline chains each window offset apart: every version has one row per offset. -#}
+    {%- set keys = (pipeline.event_key + (['window_offset'] if pipeline.window_slide < pipeline.window_size else [])) | join(', ') -%}
     {%- set chain_order = (['ingested_at', 'event_time'] + pipeline.tie_breaker) | join(', ') %}
     select
         *,
@@ -108,9 +146,8 @@
     {#- How a pipeline's result reads its versions in this run, as {mode, previous_run_time,
         repairs}: 'rebuild' (first build or --full-refresh: every version), 'delta' (a scheduled
         run: the arrivals since its previous run and the versions they can affect) or 'recompute'
-        (reconcile, backfill, a result whose previous run the audit does not know, or a pipeline
-        with a min or max measure, which no stored checksum updates: every version of the checked
-        range, compared with what is stored). previous_run_time: the run its stored state reflects
+        (reconcile, backfill, a result whose previous run the audit does not know: every version of
+        the checked range, compared with what is stored). previous_run_time: the run its stored state reflects
         (none on rebuilds and backfills); repairs: a reconciliation, which counts the windows it
         repairs. Worked out once per invocation. -#}
     {%- set state = late_data.invocation_state().setdefault('run_modes', {}) -%}
@@ -127,13 +164,10 @@
                 ~ "): runs must move forward; rebuild with --full-refresh to start over"
             ) -%}
         {%- endif -%}
-        {%- set has_extremes = pipeline.measures | selectattr('kind', 'in', ['min', 'max']) | list | length > 0 -%}
         {%- if late_data.backfill() -%}
             {%- set mode = {'mode': 'recompute', 'previous_run_time': none, 'repairs': false} -%}
         {%- elif previous_run_time is none or late_data.reconcile() -%}
             {%- set mode = {'mode': 'recompute', 'previous_run_time': previous_run_time, 'repairs': previous_run_time is not none} -%}
-        {%- elif has_extremes -%}
-            {%- set mode = {'mode': 'recompute', 'previous_run_time': previous_run_time, 'repairs': false} -%}
         {%- else -%}
             {%- set mode = {'mode': 'delta', 'previous_run_time': previous_run_time, 'repairs': false} -%}
         {%- endif -%}
@@ -225,7 +259,7 @@
             if run_mode.previous_run_time or late_data.backfill() else none -%}
         {{- return({
             'mode': 'recompute', 'counted_run_time': run_mode.previous_run_time if run_mode.repairs else none,
-            'arrived_since': none, 'lookup': late_data.checked_versions(versions, checked), 'checked': checked,
+            'arrived_since': none, 'lookup': late_data.checked_versions(pipeline, checked), 'checked': checked,
         }) -}}
     {%- endif -%}
     {{- return(late_data.arrivals_plan(pipeline, run_mode.previous_run_time, run_mode.previous_run_time)) -}}
@@ -266,8 +300,8 @@
 {% endmacro %}
 
 
-{% macro checked_versions(versions, checked) %}
-    {#- SQL predicate over `versions` selecting what a recomputation of the `checked` range needs:
+{% macro checked_versions(pipeline, checked) %}
+    {#- SQL predicate over a pipeline's versions selecting what a recomputation of the `checked` range needs:
         every version whose event time lies in it, and every version that arrived since the
         earliest arrival among those (so every later version of an event in range is chained, a
         correction that moved it out of the range included). 'true' without a range. Runs one
@@ -275,9 +309,11 @@
     {%- if checked is none -%}
         {{- return('true') -}}
     {%- endif -%}
+    {%- set versions = late_data.pipeline_relation(pipeline, 'versions') -%}
     {%- set in_range = 'event_time >= ' ~ late_data.timestamp_literal(checked.lower) -%}
     {%- if checked.upper is not none -%}
-        {%- set in_range = in_range ~ ' and event_time < ' ~ late_data.timestamp_literal(checked.upper) -%}
+        {#- A sliding window starting in range holds event times up to its size after its start. -#}
+        {%- set in_range = in_range ~ ' and event_time < ' ~ late_data.timestamp_literal(checked.upper + late_data.seconds(pipeline.window_size - pipeline.window_slide)) -%}
     {%- endif -%}
     {%- if not execute or late_data.explain() -%}
         {{- return(in_range) -}}
@@ -343,7 +379,7 @@
         keeps the old version). version_id hashes what identifies a version. -#}
     {%- set identity = [] -%}
     {%- for column in pipeline.event_key + ['ingested_at', 'event_time'] + pipeline.input_columns + pipeline.series_key
-        if column not in identity -%}
+        + (['window_start'] if pipeline.window_slide < pipeline.window_size else []) if column not in identity -%}
         {%- do identity.append(column) -%}
     {%- endfor %}
     select

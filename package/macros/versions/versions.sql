@@ -60,9 +60,12 @@
 {% macro windowed(relation, pipeline) %}
     {#- A select of the versions of `relation` with their window (window_start, window_end),
         final_at = window end + the pipeline's late window (the moment after which the window no
-        longer accepts rows), the result partition holding the window (its time partition and the
-        bucket of its series key) and, with a source_column, version_final_at: when the window
-        stops accepting rows of the version's own source. -#}
+        longer accepts rows), the result partition holding the window (the time partition of its
+        start and the bucket of its series key) and, with a source_column, version_final_at: when
+        the window stops accepting rows of the version's own source. Sliding windows
+        (window_slide_seconds below the size): a row per window that holds the version's event
+        time, window_offset 0 (the latest) to size / slide - 1. -#}
+    {%- set sliding = pipeline.window_slide < pipeline.window_size %}
     select
         *,
         {{ late_data.add_seconds('window_start', pipeline.window_size) }} as window_end,
@@ -70,13 +73,22 @@
         {%- if pipeline.source_column %}
         timestamp_seconds(unix_seconds(window_start) + {{ pipeline.window_size }} + {{ late_data.source_late_window(pipeline) }}) as version_final_at,
         {%- endif %}
-        {{ late_data.time_bucket('event_time', pipeline.partition_size) }} as partition_start,
+        {{ late_data.time_bucket('window_start' if sliding else 'event_time', pipeline.partition_size) }} as partition_start,
         {{ late_data.series_bucket(pipeline) }} as series_bucket
     from (
         select
             *,
+            {%- if sliding %}
+            timestamp_seconds(
+                floor(unix_seconds(event_time) / {{ pipeline.window_slide }}) * {{ pipeline.window_slide }}
+                - window_offset * {{ pipeline.window_slide }}
+            ) as window_start
+        from {{ relation }}
+        lateral view explode(sequence(0, {{ (pipeline.window_size // pipeline.window_slide) - 1 }})) window_offsets as window_offset
+            {%- else %}
             {{ late_data.time_bucket('event_time', pipeline.window_size) }} as window_start
         from {{ relation }}
+            {%- endif %}
     )
 {%- endmacro %}
 

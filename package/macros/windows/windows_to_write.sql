@@ -8,8 +8,8 @@
         - scheduled run: every window of the partitions (time partition and series bucket) where a
           window changed or became final since the previous run, its stored checksums plus what
           changed, in one pass over the changes and the stored rows of those partitions only;
-        - reconcile, backfill, or a pipeline with a min or max: the checked range recomputed and
-          compared with what is stored; every window of the partitions where one differs.
+        - reconcile or backfill: the checked range recomputed and compared with what is stored;
+          every window of the partitions where one differs.
         On incremental runs each row also says what happened to it, `window_change`: 'published'
         (a published number or the status changed), 'checksum' (only the digest changed),
         'unchanged' (kept in a rewritten partition) or 'vanished' (no counted version left: a
@@ -48,9 +48,9 @@
     from {{ window_checksums }}
     where {{ count_column }} > 0
     {%- elif plan.mode == 'delta' %}
-    {{- late_data.updated_windows(window_checksums, pipeline, aggregates, late_data.run_mode(pipeline).previous_run_time) }}
+    {{- late_data.updated_windows(window_checksums, pipeline, aggregates, plan) }}
     {%- else %}
-    {{- late_data.recomputed_windows(window_checksums, pipeline, aggregates, plan) }}
+    {{- late_data.compared_windows(window_checksums, pipeline, aggregates, plan) }}
     {%- endif %}
     {%- if held %}
     ) as held_windows
@@ -59,14 +59,17 @@
 {%- endmacro %}
 
 
-{% macro updated_windows(window_checksums, pipeline, aggregates, previous_run_time) %}
+{% macro updated_windows(window_checksums, pipeline, aggregates, plan) %}
     {#- The scheduled path of late_data.windows_to_write: stored checksums plus changes, for every
         window of the partitions where a window changed or became final. One join of the changes
         with the stored windows a change can reach, and a window function per partition (picking
-        the partitions first and joining twice made Spark work the changes out four times). -#}
+        the partitions first and joining twice made Spark work the changes out four times). The
+        recomputed measures (min, max, percentiles) of the windows that changed are worked out
+        from every version of those windows (late_data.recomputed_windows); the others keep theirs. -#}
     {%- set result = late_data.pipeline_relation(pipeline) -%}
     {%- set key_columns = late_data.key_columns(pipeline) -%}
     {%- set run_time = late_data.run_time() -%}
+    {%- set previous_run_time = late_data.run_mode(pipeline).previous_run_time -%}
     {%- set horizon = previous_run_time - late_data.seconds(pipeline.late_window + pipeline.window_size + late_data.write_delay_seconds()) -%}
     {%- set lowest_partition = late_data.floor_to(horizon, pipeline.partition_size) -%}
     {%- do late_data.record_write(result, {'checked_from': lowest_partition}) %}
@@ -79,6 +82,14 @@
         where not ({% for name in aggregates.checksums %}{{ name }}__change = 0{{ ' and ' if not loop.last }}{% endfor %})
 
     ),
+    {%- if aggregates.recomputed %}
+
+    recomputed_windows as (
+
+        {{ late_data.recomputed_windows('window_changes', pipeline, aggregates, plan) }}
+
+    ),
+    {%- endif %}
 
     stored_windows as (
 
@@ -90,18 +101,7 @@
 
     joined_windows as (
 
-        select
-            {{- late_data.window_identity(key_columns, 'changes') }}
-            {%- for name, spec in aggregates.checksums.items() %}
-            {{ late_data.stored_plus_change(name, spec, 'changes') }} as {{ name }},
-            {%- endfor %}
-            {{- late_data.stored_columns(aggregates) }},
-            -- A window changed, or it becomes final now.
-            changes.{{ key_columns[0] }} is not null
-            or (not stored.is_final and stored.final_at <= {{ run_time }}) as is_moved
-        from stored_windows as stored
-        full outer join window_changes as changes
-            on {{ late_data.same_keys(key_columns, 'changes') }}
+        {{ late_data.joined_windows('stored_windows', 'window_changes', pipeline, aggregates) }}
 
     ),
 
@@ -120,7 +120,61 @@
 {%- endmacro %}
 
 
-{% macro recomputed_windows(window_checksums, pipeline, aggregates, plan) %}
+{% macro joined_windows(stored_windows, window_changes, pipeline, aggregates) %}
+    {#- The scheduled path's join of the stored windows with the windows that changed: every
+        checksum stored plus its change, the recomputed measures of a changed window from the CTE
+        recomputed_windows (the others' as stored), what was stored, and is_moved (the window
+        changed, or it becomes final now). -#}
+    {%- set key_columns = late_data.key_columns(pipeline) %}
+    select
+        {{- late_data.window_identity(key_columns, 'changes') }}
+        {%- for name, spec in aggregates.checksums.items() %}
+        {{ late_data.stored_plus_change(name, spec, 'changes') }} as {{ name }},
+        {%- endfor %}
+        {%- for name in aggregates.recomputed %}
+        if(changes.{{ key_columns[0] }} is null, stored.{{ name }}, recomputed.{{ name }}) as {{ name }},
+        {%- endfor %}
+        {{- late_data.stored_columns(aggregates) }},
+        -- A window changed, or it becomes final now.
+        changes.{{ key_columns[0] }} is not null
+        or (not stored.is_final and stored.final_at <= {{ late_data.run_time() }}) as is_moved
+    from {{ stored_windows }} as stored
+    full outer join {{ window_changes }} as changes
+        on {{ late_data.same_keys(key_columns, 'changes') }}
+    {%- if aggregates.recomputed %}
+    left join recomputed_windows as recomputed
+        on {% for key in key_columns %}changes.{{ key }} = recomputed.{{ key }}{{ ' and ' if not loop.last }}{% endfor %}
+    {%- endif %}
+{%- endmacro %}
+
+
+{% macro recomputed_windows(window_changes, pipeline, aggregates, plan) %}
+    {#- A select, per window in the CTE `window_changes` (the windows whose versions changed in a
+        scheduled run), of its recomputed measures (late_data.aggregates: min, max, percentiles)
+        over every version of the window that counts now: the versions of every event with a
+        version in one of those windows, looked up and chained (late_data.version_counts with
+        `matching`). Only the windows that changed are read, not the late window. -#}
+    {%- set key_columns = late_data.key_columns(pipeline) %}
+    with
+
+    touched_versions as (
+
+        {{ late_data.version_counts(pipeline, plan, matching={'relation': window_changes, 'columns': key_columns}) }}
+
+    )
+
+    select
+        {{ key_columns | join(', ') }}
+        {%- for name, spec in aggregates.recomputed.items() %},
+        {{ late_data.recomputed_aggregate(spec, 'if(counts_now, ' ~ spec.column ~ ', null)') }} as {{ name }}
+        {%- endfor %}
+    from touched_versions
+    left semi join {{ window_changes }} using ({{ key_columns | join(', ') }})
+    group by {{ key_columns | join(', ') }}
+{%- endmacro %}
+
+
+{% macro compared_windows(window_checksums, pipeline, aggregates, plan) %}
     {#- The recomputing path of late_data.windows_to_write: the checked range recomputed and compared
         with what is stored; on a reconciliation, also with what the arrival-driven path would
         have stored, to count the windows repaired. -#}
@@ -186,7 +240,7 @@
     {%- for name, spec in aggregates.checksums.items() %}
             cast(coalesce(fresh.{{ name }}, 0) as {{ spec.type }}) as {{ name }},
     {%- endfor %}
-    {%- for name in aggregates.extremes %}
+    {%- for name in aggregates.recomputed %}
             fresh.{{ name }},
     {%- endfor %}
     {%- if repairs %}
@@ -216,7 +270,7 @@
     {%- set run_time = late_data.run_time() -%}
     {%- set count_column = pipeline.count_column -%}
     {%- set key_columns = late_data.key_columns(pipeline) -%}
-    {%- set published = {'checksums': {}, 'extremes': aggregates.extremes} -%}
+    {%- set published = {'checksums': {}, 'recomputed': aggregates.recomputed} -%}
     {%- for name, spec in aggregates.checksums.items() if spec.published -%}{%- do published.checksums.update({name: spec}) -%}{%- endfor %}
     select
         {%- for column in key_columns + ['final_at', 'partition_start', 'series_bucket'] %}
@@ -234,7 +288,7 @@
         {%- for name, spec in aggregates.checksums.items() if name != count_column %}
         cast({{ name }} as {{ spec.type }}) as {{ name }},
         {%- endfor %}
-        {%- for name in aggregates.extremes %}
+        {%- for name in aggregates.recomputed %}
         {{ name }},
         {%- endfor %}
         final_at <= {{ run_time }} as is_final,
@@ -284,9 +338,9 @@
 
 
 {% macro stored_columns(aggregates) %}
-    {#- What `stored` holds for the window, as stored_<checksum>, stored_<extreme> and
+    {#- What `stored` holds for the window, as stored_<checksum>, stored_<recomputed measure> and
         stored_is_final, stored_computed_at, stored_invocation_id (no trailing comma). -#}
-    {%- for name in aggregates.checksums.keys() | list + aggregates.extremes.keys() | list %}
+    {%- for name in aggregates.checksums.keys() | list + aggregates.recomputed.keys() | list %}
             stored.{{ name }} as stored_{{ name }},
     {%- endfor %}
             stored.is_final as stored_is_final,
@@ -304,9 +358,9 @@
 
 
 {% macro same_aggregates(aggregates, status=true) %}
-    {#- SQL, parenthesized: every checksum and extreme of `aggregates` equals its stored_ column
+    {#- SQL, parenthesized: every checksum and recomputed measure of `aggregates` equals its stored_ column
         (null-safe) and, with `status`, the window's final status equals stored_is_final. -#}
-    {%- set names = aggregates.checksums.keys() | list + aggregates.extremes.keys() | list %}
+    {%- set names = aggregates.checksums.keys() | list + aggregates.recomputed.keys() | list %}
     (
     {%- for name in names %}
         {{ name }} <=> stored_{{ name }}{{ ' and' if not loop.last or status }}
