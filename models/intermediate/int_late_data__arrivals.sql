@@ -1,65 +1,49 @@
 {#- Every row version of every late-data source that has arrived, with how late it arrived, measured
-    from its event time and from its window's end, and the late window configured for its source.
-    Arrived means by the run time when one is given; otherwise by the moment the view is read (these
-    are views, read long after they were built). A row stamped later (a clock ahead) has not
-    arrived yet and would skew the lateness. -#}
+    from its event time and from its window's end, and the late window configured for its source
+    (the package's late_data.arrivals, over the staging views: every row the raw tables hold, not
+    only those a run has loaded). Arrived means by the run time when one is given; otherwise by the
+    moment the view is read (these are views, read long after they were built). A row stamped
+    later (a clock ahead) has not arrived yet and would skew the lateness. -#}
 
 {%- set arrived_by = late_data.run_time() if var('run_time', none) else 'current_timestamp()' %}
-{%- set water_levels = late_data.pipeline_named('water_level_window_means') %}
-{%- set page_counts = late_data.pipeline_named('page_error_rates') %}
+{%- set water_levels = late_data.pipeline_named('water_level_window_means', stand_in={'series_key': ['location']}) %}
+{%- set page_counts = late_data.pipeline_named(
+    'page_error_rates', stand_in={'series_key': ['page'], 'source_column': 'source_table'}
+) %}
 
 with
 
-water_level_arrivals as (
+water_level_readings as (
 
-    select
-        'water_level_readings' as source_table,
-        event_id,
-        location as series_key,
-        event_time,
-        window_end,
-        final_at,
-        ingested_at,
-        {{ water_levels.late_window }} as late_window_seconds
-    from {{ ref('int_water_level__windowed') }}
+    select * from {{ ref('stg_sensors__water_level_readings') }}
 
 ),
 
-page_count_arrivals as (
+page_errors as (
 
-    select
-        source_table,
-        event_id,
-        page as series_key,
-        event_time,
-        window_end,
-        final_at,
-        ingested_at,
-        case source_table
-            when 'page_errors' then {{ page_counts.late_window_by_source.get('page_errors', page_counts.late_window) }}
-            else {{ page_counts.late_window_by_source.get('page_views', page_counts.late_window) }}
-        end as late_window_seconds
-    from {{ ref('int_page_error_rates__windowed') }}
+    select * from {{ ref('stg_web__page_errors') }}
+
+),
+
+page_views as (
+
+    select * from {{ ref('stg_web__page_views') }}
+
+),
+
+page_count_versions as (
+
+    {{ page_error_rates_union('page_errors', 'page_views', carried_columns=['quarantine_reason']) }}
 
 ),
 
 arrivals as (
 
-    select * from water_level_arrivals
+    {{ late_data.arrivals('water_level_readings', water_levels) }}
     union all
-    select * from page_count_arrivals
-
-),
-
-arrived as (
-
-    select * from arrivals
-    where ingested_at <= {{ arrived_by }}
+    {{ late_data.arrivals('page_count_versions', page_counts) }}
 
 )
 
-select
-    *,
-    (unix_millis(ingested_at) - unix_millis(event_time)) / 1000.0 as lateness_seconds,
-    (unix_millis(ingested_at) - unix_millis(window_end)) / 1000.0 as seconds_after_window_end
-from arrived
+select * from arrivals
+where ingested_at <= {{ arrived_by }}

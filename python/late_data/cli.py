@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from late_data.backfill import run_backfill
 from late_data.dbt_project import DbtInvocationError, DbtProject, condense
+from late_data.dimension_oracle import expected_windows_with_dimensions
 from late_data.environment import (
     TABLE_FORMATS,
     ProjectEnvironment,
@@ -33,7 +34,7 @@ from late_data.oracle import Comparison, compare_windows, expected_windows
 from late_data.pipeline import Upkeep, run_pipeline, run_real_clock, run_simulated, scenario_feed, scheduled_selection
 from late_data.pipelines import Pipeline, compiled_select, scheduled_nodes, select_pipelines
 from late_data.raw_tables import create_raw_tables, require_raw_tables, require_sources
-from late_data.status import history_as_of, published_run, read_status, require_built
+from late_data.status import history_as_of, load_runs, published_run, read_status, require_built
 from late_data.timeutil import format_timestamp, parse_timestamp, utc_now
 
 if TYPE_CHECKING:
@@ -537,9 +538,15 @@ def check_pipeline(project: DbtProject, pipeline: Pipeline, run_time: datetime |
         stored = history_as_of(project.spark, pipeline.history, run.at, columns)
     else:
         raise SetupError(f"{pipeline.name} has no history snapshot: only its last run ({run.latest}) can be checked")
-    expected = expected_windows(project.spark, pipeline, compiled_select(project, pipeline), run.at)
+    if pipeline.dimensions:
+        runs = load_runs(project, model, run.at)
+        expected = expected_windows_with_dimensions(project.spark, pipeline, compiled_select(project, pipeline), runs)
+    else:
+        expected = expected_windows(project.spark, pipeline, compiled_select(project, pipeline), run.at)
     comparison = compare_windows(expected, stored, pipeline)
     print(f"check: {pipeline.name}: {comparison.windows_checked} windows checked, {comparison.mismatched} mismatched")
+    for example in comparison.examples[:3]:
+        print(f"  mismatched: {example.asDict()}")
     return comparison
 
 

@@ -260,7 +260,12 @@ def compare(
         totals = flagged.agg(
             F.count(F.lit(1)).alias("windows"), F.sum(F.col("is_mismatch").cast("int")).alias("mismatched")
         ).first()
-        examples = flagged.where("is_mismatch").limit(5).collect() if totals["mismatched"] else []
+        shown = [*keys] + [
+            F.col(f"{side}.{column}").alias(f"{side}_{column}")
+            for column in exact_columns + approximate_columns
+            for side in ("expected", "actual")
+        ]
+        examples = flagged.where("is_mismatch").select(shown).limit(5).collect() if totals["mismatched"] else []
     finally:
         flagged.unpersist()
     return Comparison(
@@ -332,9 +337,14 @@ def expected_windows(spark: Any, pipeline: Any, delivered_sql: str, run_time: da
     `run_time` (per event, the newest version ingested by min(run_time, its window's end + its
     source's late window), if its event time falls in that window), and is_final (the pipeline's
     largest late window has passed)."""
+    return windows_of(pipeline, spark.sql(delivered_sql), run_time)
+
+
+def windows_of(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
+    """expected_windows over the versions `delivered` (a DataFrame of the model's columns, each
+    version's arrival in ingested_at)."""
     from pyspark.sql import functions as F
 
-    delivered = spark.sql(delivered_sql)
     size = pipeline.window_size_seconds
     late = F.lit(pipeline.late_window_seconds)
     if pipeline.source_column:

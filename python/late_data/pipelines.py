@@ -27,6 +27,19 @@ class Measure:
 
 
 @dataclass(frozen=True)
+class Dimension:
+    """A dimension a pipeline's select joins at event time (meta.late_data.dimensions)."""
+
+    name: str
+    relation: str  # schema.table the model reads
+    key: str
+    fact_key: str  # the model's column holding the key
+    valid_from: str
+    valid_to: str
+    applied: str  # schema.table of the rows each run applied
+
+
+@dataclass(frozen=True)
 class Pipeline:
     """One late-data pipeline: its result model and what it keeps beside it."""
 
@@ -52,6 +65,8 @@ class Pipeline:
     count_column: str
     digest: str
     tie_breaker: tuple[str, ...]
+    dimensions: tuple[Dimension, ...] = ()
+    lateness: str | None = None  # schema.view of its lateness per source
 
     @property
     def table(self) -> str:
@@ -82,6 +97,7 @@ def from_description(described: dict[str, Any]) -> Pipeline:
         versions=relations["versions"],
         too_late=relations.get("too_late"),
         quarantine=relations.get("quarantine"),
+        lateness=relations.get("lateness"),
         histories=tuple((history["name"], history["relation"]) for history in described["histories"]),
         sources=tuple((source["name"], source["relation"]) for source in described["sources"]),
         tags=tuple(described.get("tags") or ()),
@@ -103,6 +119,18 @@ def from_description(described: dict[str, Any]) -> Pipeline:
         count_column=described["count_column"],
         digest=described["digest"],
         tie_breaker=tuple(described["tie_breaker"]),
+        dimensions=tuple(
+            Dimension(
+                name=dimension["name"],
+                relation=dimension["relation"],
+                key=dimension["key"],
+                fact_key=dimension["fact_key"],
+                valid_from=dimension["valid_from"],
+                valid_to=dimension["valid_to"],
+                applied=f"{relations['result'].rsplit('.', 1)[0]}.{dimension['applied']}",
+            )
+            for dimension in described.get("dimensions") or ()
+        ),
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +27,8 @@ class Status:
     failed: list[dict[str, Any]]
     quarantine: list[dict[str, Any]]
     last_reconciliation: dict[str, Any] | None
+    # Per pipeline and source table: how late its rows arrive (the pipeline's lateness view).
+    lateness: list[dict[str, Any]] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         if not self.last_runs and not self.interrupted:
@@ -63,6 +65,17 @@ class Status:
             lines.append(
                 f"  {row['source_table']}: {row['versions']} {row['quarantine_reason']}"
                 f" (last at run {_stamp(row['last_quarantined_at'])})"
+            )
+        if self.lateness:
+            lines.append("lateness (seconds after the event; late window captures, target, recommended):")
+        for row in self.lateness:
+            lines.append(
+                f"  {row['pipeline']} {row['source_table']}: p50 {row['p50_lateness_seconds']:.0f}"
+                f" p90 {row['p90_lateness_seconds']:.0f} p99 {row['p99_lateness_seconds']:.0f}"
+                f" max {row['max_lateness_seconds']:.0f}; late window {row['configured_late_window_seconds']} s captures"
+                f" {row['configured_captured_share']:.4f} (target {row['target_share']}),"
+                f" recommended {row['recommended_late_window_seconds']} s"
+                + ("" if row["configured_meets_target"] else ": below the target")
             )
         if self.last_reconciliation is None:
             lines.append("last reconciliation: none")
@@ -213,6 +226,24 @@ def published_run(project: DbtProject, model: str, moment: datetime | None) -> P
     return PublishedRun(row["at"], row["latest"])
 
 
+def load_runs(project: DbtProject, model: str, until: datetime) -> list[tuple[datetime, str]]:
+    """(run time, run kind) of every successful run of a result `model` up to `until` that loaded
+    versions (held runs load too; backfills do not), ascending."""
+    rows = project.query(
+        f"""
+        select run_time, run_kind
+        from {project.target_schema()}.late_data_run_audit
+        where
+            model = '{model}' and outcome = 'success'
+            and run_kind in ('scheduled', 'reconcile', 'full_refresh', 'held')
+            and run_time <= timestamp'{format_timestamp(until)}'
+        group by run_time, run_kind
+        order by run_time
+        """
+    )
+    return [(row["run_time"], row["run_kind"]) for row in rows]
+
+
 def history_as_of(spark: Any, history: str, run_time: datetime, columns: str) -> Any:
     """A history snapshot's versions valid at `run_time`: the result table as the run at that time
     left it (`columns`: a select list)."""
@@ -294,6 +325,14 @@ def read_status(project: DbtProject, pipelines: list[Pipeline] | None = None) ->
         if quarantines
         else []
     )
+    lateness_views = [
+        f"select '{pipeline.name}' as pipeline, * from {pipeline.lateness}"
+        for pipeline in pipelines
+        if pipeline.lateness and pipeline.lateness.split(".")[-1] in existing
+    ]
+    lateness = (
+        project.query(" union all ".join(lateness_views) + " order by pipeline, source_table") if lateness_views else []
+    )
     reconciliations = project.query(
         f"""
         select run_time, sum(windows_repaired) as windows_repaired
@@ -311,4 +350,5 @@ def read_status(project: DbtProject, pipelines: list[Pipeline] | None = None) ->
         unfinished_runs(project, audit),
         quarantine,
         reconciliations[0] if reconciliations else None,
+        lateness,
     )

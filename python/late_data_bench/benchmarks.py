@@ -58,6 +58,24 @@ MEANS = "water_level_window_means"
 HISTORY = "water_level_window_means_history"
 MICROBATCH = "water_level_window_means_microbatch"
 FLOOR = "bench_floor_window_means"
+# Measures no checksum updates, on the same readings: percentiles (this project against microbatch
+# computing the same ones) and a min and max (this project), each a pipeline of the bench's own.
+PERCENTILES = "bench_water_level_percentiles"
+PERCENTILES_MICROBATCH = "bench_water_level_percentiles_microbatch"
+EXTREMES = "bench_water_level_extremes"
+OURS_PERCENTILES, MICROBATCH_PERCENTILES, OURS_EXTREMES = (
+    "late_data_percentiles",
+    "microbatch_percentiles",
+    "late_data_extremes",
+)
+MEASURE_STRATEGIES = (OURS_PERCENTILES, MICROBATCH_PERCENTILES, OURS_EXTREMES)
+MEASURE_TABLES = {
+    OURS_PERCENTILES: PERCENTILES,
+    MICROBATCH_PERCENTILES: PERCENTILES_MICROBATCH,
+    OURS_EXTREMES: EXTREMES,
+}
+# The cells that measure them besides the means.
+MEASURE_CELLS = {(1_000, 2.0, "sparse", 1.0)}
 # The generator appends about this many rows per call while building a cell's history.
 GENERATED_ROWS_PER_CHUNK = 20_000_000
 
@@ -226,7 +244,8 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int, whole_run_only: 
     feed, history_end = _built_history(project, cell)
     minutes = _minutes_over_an_hour(runs)
     profiles: dict[str, RunProfile] = {}
-    timings = {} if whole_run_only else _timed_peers(project, cell, feed, history_end, minutes, profiles)
+    measures = MEASURE_STRATEGIES if cell.key in MEASURE_CELLS and not whole_run_only else ()
+    timings = {} if whole_run_only else _timed_peers(project, cell, feed, history_end, minutes, profiles, measures)
     next_hour = history_end + timedelta(hours=1)
     timings.update(
         _timed_whole_runs(
@@ -235,7 +254,7 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int, whole_run_only: 
     )
     results = [
         _result(cell, strategy, timings[strategy])
-        for strategy in (*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT)
+        for strategy in (*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT, *measures)
         if timings.get(strategy)
     ]
     return CellMeasurement(
@@ -253,23 +272,35 @@ def _timed_peers(
     history_end: datetime,
     minutes: list[int],
     profiles: dict[str, RunProfile],
+    measures: tuple[str, ...] = (),
 ) -> dict[str, list[_Timing]]:
     """Every strategy's timed runs over the hour after `history_end` (_timed_runs), from the same
-    starting table, and the check that their answers agree."""
+    starting table, and the check that their answers agree; with `measures`, the percentile and
+    min/max pipelines too."""
     spark, schema = project.spark, project.target_schema()
+    table_format = project.environment.table_format
     # The peers start from the same table (built batch by batch, a week of history would take hours).
     for table in (MICROBATCH, FLOOR):
         spark.sql(
-            f"create table {schema}.{table} using {project.environment.table_format} partitioned by (partition_start)"
+            f"create table {schema}.{table} using {table_format} partitioned by (partition_start)"
             f" as select window_start, location, partition_start, reading_count, mean_value, is_final from {schema}.{MEANS}"
+        )
+    if measures:
+        project.invoke(
+            ["run", "--select", PERCENTILES, EXTREMES], {"run_time": _stamp(history_end + timedelta(seconds=10))}
+        )
+        spark.sql(
+            f"create table {schema}.{PERCENTILES_MICROBATCH} using {table_format} partitioned by (partition_start)"
+            f" as select window_start, location, partition_start, reading_count, p50_value, p95_value, is_final"
+            f" from {schema}.{PERCENTILES}"
         )
     try:
         timings = _timed_runs(
-            project, cell, feed, [history_end + timedelta(minutes=m, seconds=10) for m in minutes], profiles
+            project, cell, feed, [history_end + timedelta(minutes=m, seconds=10) for m in minutes], profiles, measures
         )
     finally:
         spark.catalog.dropTempView("bench_changed_windows")
-    _check_strategies_agree(spark, schema)
+    _check_strategies_agree(spark, schema, measures)
     return timings
 
 
@@ -378,24 +409,30 @@ class _Timing:
 
 
 def _timed_runs(
-    project: DbtProject, cell: BenchCell, feed: _Feed, run_times: list[datetime], profiles: dict[str, RunProfile]
+    project: DbtProject,
+    cell: BenchCell,
+    feed: _Feed,
+    run_times: list[datetime],
+    profiles: dict[str, RunProfile],
+    measures: tuple[str, ...] = (),
 ) -> dict[str, list[_Timing]]:
     """Per strategy, the run at each of `run_times`, each after an untimed run of every strategy one
     minute earlier; `profiles` gets each strategy's last run. The full refreshes come after the
     last step, on its data: they rebuild this project's tables, and a scheduled run right after a
     rebuild is not what a scheduler sees minute after minute."""
     spark, schema = project.spark, project.target_schema()
-    timings: dict[str, list[_Timing]] = {strategy: [] for strategy in STRATEGIES}
-    tables = {OURS: MEANS, "microbatch": MICROBATCH, "full_refresh": MEANS, "floor": FLOOR}
+    timings: dict[str, list[_Timing]] = {strategy: [] for strategy in (*STRATEGIES, *measures)}
+    tables = {OURS: MEANS, "microbatch": MICROBATCH, "full_refresh": MEANS, "floor": FLOOR, **MEASURE_TABLES}
+    incremental = (OURS, "microbatch", "floor", *measures)
     for step, run_time in enumerate(tqdm(run_times, desc=f"runs {cell}", unit="run", leave=False), start=1):
         catch_up = run_time - timedelta(minutes=1)
         previous = feed.until(catch_up)
         _materialize_changed_windows(spark, schema, cell, previous, catch_up)
-        for strategy in (OURS, "microbatch", "floor"):
+        for strategy in incremental:
             _run_strategy(project, cell, strategy, previous, catch_up)
         feed.until(run_time)
         _materialize_changed_windows(spark, schema, cell, catch_up, run_time)
-        for strategy in (OURS, "microbatch", "floor"):
+        for strategy in incremental:
             timing, profile = _timed(
                 project,
                 f"{schema}.{tables[strategy]}",
@@ -569,17 +606,17 @@ def _run(command: list[str], environment: dict[str, str] | None = None) -> None:
 
 def _run_strategy(project: DbtProject, cell: BenchCell, strategy: str, previous: datetime, run_time: datetime) -> None:
     at = {"run_time": _stamp(run_time)}
-    if strategy == OURS:
+    if strategy in (OURS, OURS_PERCENTILES, OURS_EXTREMES):
         # What keeps the means right: the means' node loads the versions that arrived, then writes.
-        project.invoke(["run", "--select", MEANS], at)
-    elif strategy == "microbatch":
+        project.invoke(["run", "--select", {OURS: MEANS, **MEASURE_TABLES}[strategy]], at)
+    elif strategy in ("microbatch", MICROBATCH_PERCENTILES):
         late = timedelta(seconds=cell.late_window_seconds + BENCH_VARS["window_size_seconds"])
         # The batches a late row can reach: lookback covering the late window, whatever changed.
         project.invoke(
             [
                 "run",
                 "--select",
-                MICROBATCH,
+                MICROBATCH if strategy == "microbatch" else PERCENTILES_MICROBATCH,
                 "--event-time-start",
                 _stamp(floor_to(min(previous, run_time) - late, timedelta(hours=1))),
                 "--event-time-end",
@@ -660,15 +697,20 @@ def _floor_merge(schema: str, raw_schema: str, cell: BenchCell, previous: dateti
     """
 
 
-def _check_strategies_agree(spark: Any, schema: str) -> None:
-    """A benchmark of wrong answers is worthless: all four tables must hold the same windows."""
-    columns = "window_start, location, reading_count, round(mean_value, 9) as mean_value, is_final"
-    reference = spark.sql(f"select {columns} from {schema}.{MEANS}")
-    for table in (MICROBATCH, FLOOR):
+def _check_strategies_agree(spark: Any, schema: str, measures: tuple[str, ...] = ()) -> None:
+    """A benchmark of wrong answers is worthless: all four tables must hold the same windows (and
+    the two percentile tables, with `measures`)."""
+    means = "window_start, location, reading_count, round(mean_value, 9) as mean_value, is_final"
+    percentiles = "window_start, location, reading_count, round(p50_value, 9), round(p95_value, 9), is_final"
+    pairs = [(MEANS, table, means) for table in (MICROBATCH, FLOOR)]
+    if measures:
+        pairs.append((PERCENTILES, PERCENTILES_MICROBATCH, percentiles))
+    for reference_table, table, columns in pairs:
+        reference = spark.sql(f"select {columns} from {schema}.{reference_table}")
         other = spark.sql(f"select {columns} from {schema}.{table}")
         differing = reference.exceptAll(other).count() + other.exceptAll(reference).count()
         if differing:
-            raise RuntimeError(f"benchmark: {table} differs from {MEANS} in {differing} rows")
+            raise RuntimeError(f"benchmark: {table} differs from {reference_table} in {differing} rows")
 
 
 def write_bench_outputs(
@@ -752,6 +794,25 @@ def write_bench_outputs(
             f" | {shown(history)} | {shown(plain)} | {ratio(plain, whole)} | {shown(thrift)} | {ratio(thrift, whole)}"
             f" | {shown(plain_thrift)} | {ratio(plain_thrift, thrift)} |"
         )
+    measure_cells = sorted({r.cell_key for r in results if r.strategy in MEASURE_STRATEGIES})
+    if measure_cells:
+        lines += [
+            "",
+            "Measures no checksum updates, on the same readings and run times (median seconds per warm run):"
+            " `late_data percentiles` keeps the median and 95th percentile per location and minute, recomputing"
+            " only the windows whose versions changed; `microbatch percentiles` computes the same percentiles"
+            " over every hourly batch of the late window; `late_data min/max` keeps the minimum and maximum.",
+            "",
+            "| locations | history h | late window h | lateness | late_data percentiles | microbatch percentiles"
+            " | ours / microbatch | late_data min/max |",
+            "|---:|---:|---:|---|---:|---:|---:|---:|",
+        ]
+        for cell in measure_cells:
+            ours_p, micro_p, extremes = (median(cell, strategy) for strategy in MEASURE_STRATEGIES)
+            lines.append(
+                f"| {cell[0]:,} | {cell[1]:g} | {cell[3]:g} | {cell[2]} | {shown(ours_p)} | {shown(micro_p)}"
+                f" | {ratio(ours_p, micro_p)} | {shown(extremes)} |"
+            )
     lines += [
         "",
         "Partitions, files and rows written per run (medians, from the table format's commit metadata;"

@@ -225,6 +225,7 @@ def demo_pipeline() -> Pipeline:
         event_key=("event_id",),
         source_column=None,
         window_size_seconds=60,
+        window_slide_seconds=60,
         partition_size_seconds=600,
         series_buckets=1,
         late_window_seconds=3600,

@@ -2,7 +2,9 @@
 by `local:` path and defines pipelines on sources of its own, each in one model and one yml entry:
 - meter readings per meter and 5 minutes with a 2-hour late window (sum, count and max);
 - daily active users: distinct users per app and day, with a 48-hour late window;
-- latency percentiles (p50, p95, median) per endpoint on 5-minute windows sliding by 1 minute.
+- latency percentiles (p50, p95, median) per endpoint on 5-minute windows sliding by 1 minute;
+- revenue per region and hour, each order by its customer's region at the order's time (a dbt
+  snapshot of the customers, joined at event time), with late corrections of past intervals.
 Each is built with plain dbt (deps, build, scheduled builds with late rows and corrections in
 between) and checked with `late-data check` at every run: every window right, the history right as
 of every run, the too-late and quarantined rows listed.
@@ -24,7 +26,7 @@ from late_data import cli
 from late_data.dbt_project import DbtProject
 from late_data.environment import find_project_dir, prepare_environment
 from late_data.timeutil import format_timestamp
-from tests.helpers import clock
+from tests.helpers import clock, dbt_statuses
 
 REPOSITORY = find_project_dir()
 EXAMPLE = REPOSITORY / "integration_tests"
@@ -34,6 +36,8 @@ at = clock(ORIGIN)
 READINGS = "event_id string, meter_id string, event_time timestamp, kwh double, ingested_at timestamp"
 APP_EVENTS = "event_id string, app string, user_id string, event_time timestamp, ingested_at timestamp"
 REQUESTS = "event_id string, endpoint string, event_time timestamp, latency_ms double, ingested_at timestamp"
+ORDERS = "event_id string, customer_id string, event_time timestamp, amount double, ingested_at timestamp"
+CUSTOMERS = "customer_id string, region string, updated_at timestamp"
 METERS = ("m1", "m2", "m3", "m4")
 
 
@@ -75,6 +79,8 @@ def example(project: DbtProject, tmp_path_factory: pytest.TempPathFactory) -> It
     spark.sql(f"create table {RAW_SCHEMA}.meter_readings ({READINGS}) using {table_format}")
     spark.sql(f"create table {EXAMPLE_RAW}.app_events ({APP_EVENTS}) using {table_format}")
     spark.sql(f"create table {EXAMPLE_RAW}.requests ({REQUESTS}) using {table_format}")
+    spark.sql(f"create table {EXAMPLE_RAW}.orders ({ORDERS}) using {table_format}")
+    spark.sql(f"create table {EXAMPLE_RAW}.customers ({CUSTOMERS}) using {table_format}")
     spark.createDataFrame(on_time_readings(), READINGS).writeTo(f"{RAW_SCHEMA}.meter_readings").append()
     os.environ["LATE_DATA_SCHEMA"] = SCHEMA
     os.environ["LATE_DATA_PROJECT_DIR"] = str(EXAMPLE)
@@ -252,6 +258,15 @@ def test_daily_active_users_stay_right_under_36_hours_of_lateness(
     listed = spark.sql(f"select event_id, too_late_reason from {SCHEMA}.daily_active_users__too_late").collect()
     assert [(row["event_id"], row["too_late_reason"]) for row in listed] == [("too-late", "arrived_after_final")]
     check_every_run(example, monkeypatch, capsys, "daily_active_users", runs)
+    # Lateness, without a model of its own: one of the 54 deliveries with a user came after its day
+    # was final, so the 48-hour late window captured 53/54, under the default target of 0.999.
+    (lateness,) = spark.sql(f"select * from {SCHEMA}.daily_active_users__lateness").collect()
+    assert (lateness["source_table"], lateness["arrived_rows"]) == ("app_events", 54)
+    assert lateness["configured_captured_share"] == pytest.approx(53 / 54)
+    assert lateness["max_lateness_seconds"] == (final_day_0 + timedelta(hours=1) - on_day(0, 20)).total_seconds()
+    assert not lateness["configured_meets_target"] and lateness["recommended_late_window_seconds"] == 172800 + 3600
+    tests = plain_dbt("test", "--select", "daily_active_users", run_time=runs[-1])
+    assert dbt_statuses(tests, "test")["late_data_late_window_meets_target_daily_active_users_"] == "warn"
 
 
 LATENCY = ORIGIN + timedelta(days=10)  # the latency pipeline's clock
@@ -312,11 +327,115 @@ def test_latency_percentiles_on_sliding_windows_stay_right(
     check_every_run(example, monkeypatch, capsys, "request_latency", runs)
 
 
+SHOP = ORIGIN + timedelta(days=20)  # the revenue pipeline's clock
+
+
+def orders() -> list[tuple[Any, ...]]:
+    """Four customers ordering at minutes 5, 25 and 45 of four hours, each order arriving 2 minutes later."""
+    rows = []
+    for hour in range(4):
+        for index, customer in enumerate(("c1", "c2", "c3", "c4")):
+            for minute in (5, 25, 45):
+                moment = SHOP + timedelta(hours=hour, minutes=minute)
+                amount = float(10 * (index + 1) + minute)
+                rows.append((f"{customer}-{hour}-{minute}", customer, moment, amount, moment + timedelta(minutes=2)))
+    return rows
+
+
+def set_region(spark: Any, customer: str, region: str, effective: datetime) -> None:
+    """A change of a customer's region in the source, effective from `effective` (possibly in the
+    past: the snapshot closes the old interval there)."""
+    spark.sql(
+        f"update {EXAMPLE_RAW}.customers set region = '{region}', updated_at = timestamp'{format_timestamp(effective)}'"
+        f" where customer_id = '{customer}'"
+    )
+
+
+def revenue(spark: Any, region: str, hour: int) -> tuple[int, float]:
+    row = spark.sql(
+        f"select order_count, revenue from {SCHEMA}.revenue_by_region where region = '{region}'"
+        f" and window_start = timestamp'{format_timestamp(SHOP + timedelta(hours=hour))}'"
+    ).first()
+    return (int(row["order_count"]), float(row["revenue"])) if row else (0, 0.0)
+
+
+def test_revenue_by_region_follows_late_corrections_of_the_customer_dimension(
+    example: DbtProject, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Revenue per region and hour by the customer's region at each order's time (a dbt snapshot of
+    the customers, declared as a dimension): a region change effective in the past moves exactly
+    the orders since then to the new region's windows; one that reaches a final window is listed as
+    too late and leaves it alone; every run checks 0 mismatched against a replay of the applied
+    dimension. Overlapping intervals fail the snapshot's test, naming the customer."""
+    spark = example.spark
+    customers = [("c1", "north", SHOP), ("c2", "north", SHOP), ("c3", "south", SHOP), ("c4", "south", SHOP)]
+    spark.createDataFrame(customers, CUSTOMERS).writeTo(f"{EXAMPLE_RAW}.customers").append()
+    spark.createDataFrame(orders(), ORDERS).writeTo(f"{EXAMPLE_RAW}.orders").append()
+    plain_dbt("deps")
+    hour = clock(SHOP)
+    runs = [hour(180) + timedelta(seconds=10)]
+    build("+revenue_by_region", runs[-1])
+    north_1, south_1 = revenue(spark, "north", 1), revenue(spark, "south", 1)
+
+    # c2 moved to the south at 01:30, recorded only now: its orders of 01:45 and later move.
+    set_region(spark, "c2", "south", hour(90))
+    late = [("c2-late", "c2", hour(110), 5.0, hour(200))]
+    spark.createDataFrame(late, ORDERS).writeTo(f"{EXAMPLE_RAW}.orders").append()
+    runs.append(hour(210) + timedelta(seconds=10))
+    build("+revenue_by_region", runs[-1])
+    c2_amount = 20.0 + 45
+    assert revenue(spark, "north", 1) == (north_1[0] - 1, north_1[1] - c2_amount)
+    assert revenue(spark, "south", 1) == (south_1[0] + 2, south_1[1] + c2_amount + 5.0)
+    reasons = spark.sql(
+        f"select region, revision_reason from {SCHEMA}.revenue_by_region__revisions"
+        f" where window_start = timestamp'{format_timestamp(hour(60))}' and version_number = 2"
+    ).collect()
+    assert sorted(tuple(row) for row in reasons) == [("north", "dimension_change"), ("south", "dimension_change")]
+    check_every_run(example, monkeypatch, capsys, "revenue_by_region", runs)
+
+    # c3 moved to the north at 00:30: the 00:00 window has been final since 03:00 and keeps c3's
+    # 00:45 order in the south (listed as too late); the later windows move c3's orders.
+    south_0, south_2 = revenue(spark, "south", 0), revenue(spark, "south", 2)
+    set_region(spark, "c3", "north", hour(30))
+    runs.append(hour(225) + timedelta(seconds=10))
+    build("+revenue_by_region", runs[-1])
+    assert revenue(spark, "south", 0) == south_0
+    assert revenue(spark, "south", 2)[0] == south_2[0] - 3
+    listed = spark.sql(
+        f"select event_id, region, too_late_reason from {SCHEMA}.revenue_by_region__too_late order by event_id"
+    ).collect()
+    assert [tuple(row) for row in listed] == [("c3-0-45", "north", "arrived_after_final")]
+    check_every_run(example, monkeypatch, capsys, "revenue_by_region", runs)
+
+    # A second open interval of c4 from 02:00: orders after it would join two rows.
+    snapshot = f"{SCHEMA}.customers_snapshot"
+    spark.sql(
+        f"insert into {snapshot} select customer_id, 'west', updated_at, dbt_scd_id || 'x', dbt_updated_at,"
+        f" timestamp'{format_timestamp(hour(120))}', null from {snapshot} where customer_id = 'c4'"
+    )
+    from dbt.cli.main import dbtRunner
+
+    outcome = dbtRunner().invoke(
+        [
+            "--quiet",
+            "test",
+            "--select",
+            "customers_snapshot",
+            "--project-dir",
+            str(EXAMPLE),
+            "--profiles-dir",
+            str(REPOSITORY / "profiles"),
+        ]
+    )
+    statuses = dbt_statuses(outcome, "test")
+    assert statuses == {"late_data_valid_intervals_customers_snapshot_customer_id": "fail"}
+
+
 def test_the_example_pipeline_is_one_model_and_one_yml_entry() -> None:
     """What a pipeline costs a user: its model and its yml (the project's one-time setup aside)."""
     models = EXAMPLE / "models"
     pipelines = {path.stem for path in models.glob("*.sql")}
-    assert pipelines == {"meter_usage", "daily_active_users", "request_latency"}
+    assert pipelines == {"meter_usage", "daily_active_users", "request_latency", "revenue_by_region"}
     assert sorted(path.name for path in models.iterdir()) == sorted(
         f"{name}{suffix}" for name in pipelines for suffix in (".sql", ".yml")
     )
@@ -324,3 +443,73 @@ def test_the_example_pipeline_is_one_model_and_one_yml_entry() -> None:
         assert sum(len((models / f"{name}{suffix}").read_text().splitlines()) for suffix in (".sql", ".yml")) <= 80, (
             name
         )
+
+
+@pytest.mark.parametrize(
+    ("model", "old", "new", "command", "message"),
+    [
+        (
+            "request_latency",
+            "latency_p95: {percentile: {column: latency_ms, p: 0.95}}",
+            "latency_p95: {percentile: {column: latency_ms, p: 1.5}}",
+            "run-operation",
+            "meta.late_data.measures of model request_latency.latency_p95.percentile.p=1.5 must be a number above 0"
+            " and below 1",
+        ),
+        (
+            "request_latency",
+            "window_slide_seconds: 60",
+            "window_slide_seconds: 70",
+            "run-operation",
+            "meta.late_data.window_slide_seconds of model request_latency=70 must divide window_size_seconds=300",
+        ),
+        (
+            "daily_active_users",
+            "active_users: {count_distinct: user_id}",
+            "active_users: {median: user_id}",
+            "run",
+            "meta.late_data.measures.active_users of model daily_active_users: column user_id is string, which"
+            " median cannot take (it needs a number)",
+        ),
+        (
+            "revenue_by_region",
+            "          dimensions:\n            customers_snapshot: {key: customer_id}\n",
+            "",
+            "run-operation",
+            "late-data model revenue_by_region reads snapshot customers_snapshot, which it does not declare in"
+            " meta.late_data.dimensions",
+        ),
+    ],
+)
+def test_a_bad_measure_window_or_undeclared_dimension_is_refused_naming_it(
+    example: DbtProject, tmp_path: Any, model: str, old: str, new: str, command: str, message: str
+) -> None:
+    """The example project with one pipeline's yml broken: refused before anything is written, the
+    error naming the pipeline and the setting."""
+    import shutil
+
+    from dbt.cli.main import dbtRunner
+
+    broken = tmp_path / "project"
+    shutil.copytree(EXAMPLE, broken, ignore=shutil.ignore_patterns("target", "logs", "dbt_packages"))
+    yml = broken / "models" / f"{model}.yml"
+    assert old in yml.read_text()
+    yml.write_text(yml.read_text().replace(old, new))
+    (broken / "packages.yml").write_text(f"packages:\n  - local: {REPOSITORY / 'package'}\n")
+    common = ["--project-dir", str(broken), "--profiles-dir", str(REPOSITORY / "profiles")]
+    tables = [f"{SCHEMA}.{model}", f"{SCHEMA}.{model}__versions"]
+    rows_before = [
+        example.spark.table(table).count() if example.spark.catalog.tableExists(table) else None for table in tables
+    ]
+    assert dbtRunner().invoke(["--quiet", "deps", *common]).success
+    args = (
+        ["run-operation", "late_data.describe_pipelines"] if command == "run-operation" else ["run", "--select", model]
+    )
+    outcome = dbtRunner().invoke(["--quiet", *args, *common, "--vars", '{run_time: "2026-07-01 00:00:10"}'])
+    assert not outcome.success
+    errors = (broken / "logs" / "dbt.log").read_text()
+    assert message in " ".join(errors.split()), errors[-3000:]
+    rows_after = [
+        example.spark.table(table).count() if example.spark.catalog.tableExists(table) else None for table in tables
+    ]
+    assert rows_after == rows_before

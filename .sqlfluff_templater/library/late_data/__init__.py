@@ -67,3 +67,19 @@ def count_bound():
 
 def plain_identifier(name, value):
     return value
+
+
+def arrivals(relation, pipeline):
+    return (
+        "select source_table, event_id, series_key, event_time, ingested_at, window_end, final_at,"
+        f" late_window_seconds, lateness_seconds, seconds_after_window_end from {relation}"
+    )
+
+
+def recommended_late_windows(arrivals):
+    return (
+        "select source_table, count(*) as arrived_rows, 0.999 as target_share,"
+        " max(late_window_seconds) as configured_late_window_seconds, 1.0 as configured_captured_share,"
+        " 0 as recommended_late_window_seconds, true as configured_meets_target"
+        f" from {arrivals} group by source_table"
+    )

@@ -1,7 +1,6 @@
-{#- A row counts toward its window if it arrives by window end + late window, so the smallest late
-    window that captures a share s of the rows is the smallest observed seconds_after_window_end
-    whose cumulative share reaches s, rounded up to whole seconds. -#}
-{%- set target_share = late_data.target_share() %}
+{#- Per source table: the late window configured for it, the share of its rows that window captured
+    and the smallest late window that would capture var late_window_target_share of them (the
+    package's late_data.recommended_late_windows, which every pipeline's lateness view also uses). -#}
 
 with
 
@@ -11,46 +10,10 @@ arrivals as (
 
 ),
 
-ranked_arrivals as (
+recommendations as (
 
-    select
-        source_table,
-        seconds_after_window_end,
-        cume_dist() over (partition by source_table order by seconds_after_window_end) as cumulative_share
-    from arrivals
-
-),
-
-target_quantiles as (
-
-    select
-        source_table,
-        min(seconds_after_window_end) as target_quantile_seconds
-    from ranked_arrivals
-    where cumulative_share >= {{ target_share }}
-    group by source_table
-
-),
-
-per_source as (
-
-    select
-        source_table,
-        count(*) as arrived_rows,
-        max(late_window_seconds) as configured_late_window_seconds,
-        avg(cast(seconds_after_window_end <= late_window_seconds as int)) as configured_captured_share
-    from arrivals
-    group by source_table
+    {{ late_data.recommended_late_windows('arrivals') }}
 
 )
 
-select
-    per_source.source_table,
-    per_source.arrived_rows,
-    {{ target_share }} as target_share,
-    per_source.configured_late_window_seconds,
-    per_source.configured_captured_share,
-    greatest(0, cast(ceil(target_quantiles.target_quantile_seconds) as bigint)) as recommended_late_window_seconds,
-    per_source.configured_captured_share >= {{ target_share }} as configured_meets_target
-from per_source
-inner join target_quantiles on per_source.source_table = target_quantiles.source_table
+select * from recommendations

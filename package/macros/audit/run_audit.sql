@@ -28,6 +28,7 @@
         ('recovered_from', 'timestamp'),
         ('pipeline', 'string'),
         ('plan', 'string'),
+        ('dimension_windows', 'array<string>'),
     ]) -}}
 {% endmacro %}
 
@@ -329,6 +330,10 @@
     {%- for key in written.get('vanished', []) -%}
         {%- do vanished.append(late_data.sql_string(key)) -%}
     {%- endfor -%}
+    {%- set by_dimension = [] -%}
+    {%- for key in written.get('dimension_windows', []) -%}
+        {%- do by_dimension.append(late_data.sql_string(key)) -%}
+    {%- endfor -%}
     {%- set quarantined = written.get('rows_quarantined') -%}
     {%- set recovered_from = late_data.interrupted_run() -%}
     {%- set row -%}
@@ -353,7 +358,8 @@
             {{ quarantined if succeeded and quarantined is not none else 'null' }},
             {{ late_data.timestamp_literal(recovered_from) if recovered_from is not none else 'null' }},
             {{ late_data.sql_string(pipeline.name) }},
-            {{ late_data.sql_string(written.plan) if written.get('plan') else 'null' }}
+            {{ late_data.sql_string(written.plan) if written.get('plan') else 'null' }},
+            {{ ('array(' ~ by_dimension | join(', ') ~ ')') if by_dimension else 'cast(null as array<string>)' }}
     {%- endset -%}
     {{- return(row) -}}
 {% endmacro %}

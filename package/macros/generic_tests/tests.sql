@@ -95,3 +95,62 @@
     {%- endfor -%}
     {{- return(none) -}}
 {% endmacro %}
+
+
+{% test valid_intervals(model, key, valid_from='dbt_valid_from', valid_to='dbt_valid_to') %}
+    {#- One result per interval of a dimension (an SCD2 table, e.g. a dbt snapshot) that a late-data
+        pipeline cannot join at event time: inverted (valid_to at or before valid_from) or
+        overlapping the next interval of the same `key` (a fact there would join two rows).
+        The failure's log line names the first keys. -#}
+    {%- set problems %}
+    with
+
+    ordered_intervals as (
+
+        select
+            cast({{ key }} as string) as dimension_key,
+            {{ valid_from }} as valid_from,
+            {{ valid_to }} as valid_to,
+            lead({{ valid_from }}) over (partition by {{ key }} order by {{ valid_from }}, {{ valid_to }}) as next_valid_from
+        from {{ model }}
+
+    )
+
+    select
+        dimension_key,
+        valid_from,
+        valid_to,
+        if(valid_to <= valid_from, 'inverted', 'overlaps_next') as problem
+    from ordered_intervals
+    where valid_to <= valid_from or next_valid_from < coalesce(valid_to, timestamp'9999-12-31 00:00:00')
+    {%- endset %}
+    {%- if execute and flags.WHICH in ('test', 'build') %}
+        {%- set found = run_query('select dimension_key, problem from (' ~ problems ~ ') order by 1 limit 5') %}
+        {%- if found.rows %}
+            {%- do log('late-data intervals that cannot be joined at event time (key: problem, first 5): '
+                ~ found.rows | map('join', ': ') | join(', ') ~ ' in ' ~ model, info=true) %}
+        {%- endif %}
+    {%- endif %}
+    {{ problems }}
+{% endtest %}
+
+
+{% test late_window_meets_target(model) %}
+    {#- One result per source table of the late-data pipeline tested (`model`, its result) whose
+        configured late window captured less than var `late_window_target_share` of its rows
+        (its lateness view, late_data.lateness): configure it to warn; the warning's log line
+        gives the late window that would have. -#}
+    {%- set lateness = late_data.companion_of(model, 'lateness') %}
+    {%- if execute and flags.WHICH in ('test', 'build') %}
+        {%- set short = run_query(
+            'select source_table, configured_late_window_seconds, configured_captured_share, recommended_late_window_seconds from '
+            ~ lateness ~ ' where not configured_meets_target order by source_table'
+        ) %}
+        {%- for row in short.rows %}
+            {%- do log('late-data late window of ' ~ row[0] ~ ': ' ~ row[1] ~ ' s captured ' ~ row[2] ~ ' of its rows, under the target '
+                ~ late_data.target_share() ~ '; ' ~ row[3] ~ ' s would have (select * from ' ~ lateness ~ ')', info=true) %}
+        {%- endfor %}
+    {%- endif %}
+    select * from {{ lateness }}
+    where not configured_meets_target
+{% endtest %}

@@ -19,23 +19,17 @@
 
 {% macro window_revisions(history, pipeline, count_column=none, value_column=none) %}
     {#- Every version in a late-data `history`, per window, numbered, with the change from the previous
-        version and a reason: initial, backfill (a backfill run wrote it), late_data (more rows),
-        correction (fewer rows, or another value at the same count) or finalized (status only);
+        version and a reason: initial, backfill (a backfill run wrote it), dimension_change (a
+        change of a dimension the pipeline joins at event time moved versions in or out), late_data
+        (more rows), correction (fewer rows, or another value at the same count) or finalized
+        (status only);
         `value_column` (default: the first measure but the count) is the number whose change it shows. -#}
     {%- set key_columns = late_data.key_columns(pipeline) -%}
     {%- set count_column = count_column or pipeline.count_column -%}
     {%- set value_column = value_column or (pipeline.measures | rejectattr('kind', 'equalto', 'count') | map(attribute='name') | first) or count_column %}
     with
 
-    run_kinds as (
-
-        select distinct
-            invocation_id,
-            run_kind
-        from {{ late_data.run_audit_relation() }}
-        where model_role = 'windows'
-
-    ),
+    {{ late_data.revision_runs(pipeline) }}
 
     numbered as (
 
@@ -66,14 +60,56 @@
         100 * (numbered.{{ value_column }} - numbered.previous_value)
         / nullif(abs(numbered.previous_value), 0) as value_change_percent,
         numbered.{{ count_column }} - numbered.previous_count as count_change,
-        case
-            when numbered.version_number = 1 then 'initial'
-            when run_kinds.run_kind = 'backfill' then 'backfill'
-            when numbered.{{ count_column }} < numbered.previous_count then 'correction'
-            when numbered.{{ count_column }} > numbered.previous_count then 'late_data'
-            when not numbered.{{ value_column }} <=> numbered.previous_value then 'correction'
-            else 'finalized'
-        end as revision_reason
+        {{ late_data.revision_reason(pipeline, count_column, value_column) }} as revision_reason
     from numbered
     left join run_kinds on numbered.invocation_id = run_kinds.invocation_id
+    {%- if pipeline.dimensions %}
+    left join dimension_changes
+        on numbered.invocation_id = dimension_changes.invocation_id and numbered.window_key = dimension_changes.window_key
+    {%- endif %}
+{%- endmacro %}
+
+
+{% macro revision_runs(pipeline) %}
+    {#- The CTEs (each followed by a comma) a pipeline's revisions read from the run audit: each
+        run's kind (run_kinds) and, for a pipeline with dimensions, the windows a dimension change
+        changed in each run (dimension_changes). -#}
+    run_kinds as (
+
+        select distinct
+            invocation_id,
+            run_kind
+        from {{ late_data.run_audit_relation() }}
+        where model_role = 'windows'
+
+    ),
+
+    {%- if pipeline.dimensions %}
+
+    dimension_changes as (
+
+        select distinct invocation_id, changed_window as window_key
+        from {{ late_data.run_audit_relation() }}
+        lateral view explode(dimension_windows) changed_windows as changed_window
+        where model = {{ late_data.sql_string(pipeline.alias) }} and outcome = 'success'
+
+    ),
+    {%- endif %}
+{%- endmacro %}
+
+
+{% macro revision_reason(pipeline, count_column, value_column) %}
+    {#- SQL: why a numbered history version (CTE numbered, with run_kinds and dimension_changes
+        joined) differs from the window's previous one. -#}
+    case
+        when numbered.version_number = 1 then 'initial'
+        when run_kinds.run_kind = 'backfill' then 'backfill'
+        {%- if pipeline.dimensions %}
+        when dimension_changes.window_key is not null then 'dimension_change'
+        {%- endif %}
+        when numbered.{{ count_column }} < numbered.previous_count then 'correction'
+        when numbered.{{ count_column }} > numbered.previous_count then 'late_data'
+        when not numbered.{{ value_column }} <=> numbered.previous_value then 'correction'
+        else 'finalized'
+    end
 {%- endmacro %}

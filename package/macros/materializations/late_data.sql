@@ -9,7 +9,7 @@
            the (time partition, series bucket) pairs that hold one are replaced, in one commit
            (the version chain staged first when the too-late listing reads the same one:
            late_data.shared_chain);
-        3. the quarantine view over the versions table is there.
+        3. the quarantine and lateness views over the versions table are there.
         Its history snapshot (strategy late_data.history) records what it published and lists
         the versions that came too late. `late-data explain` (var late_data_explain) logs the
         SQL instead and writes nothing. -#}
@@ -19,12 +19,20 @@
     {%- set aggregates = late_data.aggregates(pipeline, columns) -%}
     {%- set incremental = late_data.builds_incrementally(pipeline) -%}
     {%- set versions = late_data.pipeline_relation(pipeline, 'versions') -%}
+    {#- A pipeline with dimensions tells a delivery apart by its own stamp, source_ingested_at: a
+        version a dimension change made is stamped with the run that made it. -#}
+    {%- set version_columns = columns | map(attribute=0) | reject('equalto', 'quarantine_reason')
+        | reject('equalto', 'ingested_at' if pipeline.dimensions else '') | list
+        + (['source_ingested_at'] if pipeline.dimensions else []) -%}
     {%- set new_versions -%}
         with delivered as (
             {{ late_data.delivered_versions(pipeline, sql, columns) }}
         )
-        {{ late_data.new_versions(pipeline, 'delivered', columns | map(attribute=0) | reject('equalto', 'quarantine_reason') | list, incremental) }}
+        {{ late_data.new_versions(pipeline, 'delivered', version_columns, incremental) }}
     {%- endset -%}
+    {%- if pipeline.dimensions and not late_data.explain() and not late_data.backfill() -%}
+        {%- do late_data.apply_dimensions(pipeline, sql, columns) -%}
+    {%- endif -%}
     {#- The plan is chosen once this run's arrivals are known: they are loaded first. -#}
     {%- if late_data.explain() -%}
         {%- do late_data.explain_step('versions', versions, new_versions) -%}
@@ -47,7 +55,7 @@
         {{- return({'relations': []}) -}}
     {%- endif -%}
     {%- if incremental -%}
-        {%- do late_data.write_staged(this, windows, 'replace', late_data.key_columns(pipeline)) -%}
+        {%- do late_data.write_staged(this, windows, 'replace', late_data.key_columns(pipeline), pipeline.dimensions | length > 0) -%}
     {%- else -%}
         {%- do late_data.rebuild_table(versions, new_versions, pipeline.file_format, statement_name='rebuild_versions') -%}
         {%- do late_data.record_rebuild(versions, 'versions') -%}
@@ -57,6 +65,7 @@
         {%- do persist_docs(this, model) -%}
     {%- endif -%}
     {%- do late_data.ensure_view(late_data.pipeline_relation(pipeline, 'quarantine'), late_data.quarantine_select(pipeline), replace=not incremental) -%}
+    {%- do late_data.ensure_view(late_data.pipeline_relation(pipeline, 'lateness'), late_data.lateness(pipeline), replace=not incremental) -%}
     {{- return({'relations': [this]}) -}}
 {% endmaterialization %}
 

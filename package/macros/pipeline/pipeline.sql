@@ -45,6 +45,7 @@
         'digest': late_data.plain_identifier(named ~ ': digest', meta.get('digest', 'versions_digest')),
         'tie_breaker': late_data.identifier_list(meta.get('tie_breaker', inputs + series_key), named ~ ': tie_breaker'),
         'companions': late_data.companion_names(node, meta),
+        'dimensions': late_data.pipeline_dimensions(node, meta),
     } -%}
     {%- do cache.update({node.unique_id: pipeline}) -%}
     {{- return(pipeline) -}}
@@ -85,7 +86,7 @@
     {{- return([
         'series_key', 'event_key', 'source_column', 'measures', 'digest', 'tie_breaker',
         'window_size_seconds', 'window_slide_seconds', 'late_window_seconds', 'late_window_seconds_by_source', 'partition_size_seconds',
-        'series_buckets', 'versions_table', 'too_late_table', 'quarantine_view', 'revisions_view',
+        'series_buckets', 'versions_table', 'too_late_table', 'quarantine_view', 'revisions_view', 'lateness_view', 'dimensions',
     ]) -}}
 {% endmacro %}
 
@@ -242,13 +243,14 @@
 
 {% macro companion_names(node, meta) %}
     {#- The names of the relations a pipeline keeps beside its result table: {versions, too_late,
-        quarantine, revisions}, from meta.late_data (versions_table, too_late_table,
-        quarantine_view, revisions_view; false: none), else <model>__versions, __too_late,
-        __quarantine, __revisions. -#}
+        quarantine, revisions, lateness}, from meta.late_data (versions_table, too_late_table,
+        quarantine_view, revisions_view, lateness_view; false: none), else <model>__versions,
+        __too_late, __quarantine, __revisions, __lateness. -#}
     {%- set names = {} -%}
     {%- for role, key, suffix in [
         ('versions', 'versions_table', '__versions'), ('too_late', 'too_late_table', '__too_late'),
-        ('quarantine', 'quarantine_view', '__quarantine'), ('revisions', 'revisions_view', '__revisions')] -%}
+        ('quarantine', 'quarantine_view', '__quarantine'), ('revisions', 'revisions_view', '__revisions'),
+        ('lateness', 'lateness_view', '__lateness')] -%}
         {%- set name = meta.get(key, node.alias ~ suffix) -%}
         {%- if name is false and role == 'versions' -%}
             {%- do exceptions.raise_compiler_error("meta.late_data.versions_table of model " ~ node.name ~ " cannot be false: the pipeline keeps its versions") -%}
@@ -261,10 +263,11 @@
 
 {% macro pipeline_relation(pipeline, role='result') %}
     {#- The relation of a pipeline's result (`role` result) or of one of its companions (versions,
-        too_late, quarantine, revisions), in the result's schema; none for a companion turned off. -#}
+        too_late, quarantine, revisions, lateness), in the result's schema; none for a companion
+        turned off. -#}
     {%- set name = pipeline.alias if role == 'result' else pipeline.companions[role] -%}
     {%- if name is none -%}{{ return(none) }}{%- endif -%}
-    {{- return(api.Relation.create(schema=pipeline.schema, identifier=name, type='view' if role in ('quarantine', 'revisions') else 'table')) -}}
+    {{- return(api.Relation.create(schema=pipeline.schema, identifier=name, type='view' if role in ('quarantine', 'revisions', 'lateness') else 'table')) -}}
 {% endmacro %}
 
 
@@ -330,7 +333,8 @@
             'late_window_by_source': number('late_window_seconds_by_source') or {},
             'measures': [{'name': 'row_count', 'kind': 'count', 'column': none, 'p': none, 'expression': none}],
             'count_column': 'row_count', 'input_columns': [], 'digest': 'versions_digest', 'tie_breaker': ['series_key'],
-            'companions': {'versions': name ~ '__versions', 'too_late': none, 'quarantine': none, 'revisions': none},
+            'companions': {'versions': name ~ '__versions', 'too_late': none, 'quarantine': none, 'revisions': none, 'lateness': none},
+            'dimensions': [],
         } -%}
         {%- do settings.update(stand_in) -%}
         {{- return(settings) -}}
@@ -352,7 +356,7 @@
         {%- set pipeline = late_data.pipeline(node) -%}
         {%- set described = dict(pipeline) -%}
         {%- set relations = {} -%}
-        {%- for role in ['result', 'versions', 'too_late', 'quarantine', 'revisions'] -%}
+        {%- for role in ['result', 'versions', 'too_late', 'quarantine', 'revisions', 'lateness'] -%}
             {%- set relation = late_data.pipeline_relation(pipeline, role) -%}
             {%- do relations.update({role: relation.render() if relation is not none else none}) -%}
         {%- endfor -%}

@@ -1,14 +1,18 @@
 {% macro delivered_versions(pipeline, sql, columns) %}
     {#- A select of the pipeline's model's rows (`sql`, its columns [(name, type)]) as versions: the
         model's columns, each version's quarantine reason (late_data.quarantine_reason; it replaces
-        the model's own quarantine_reason column, which it takes first) and loaded_at, this run's
-        time. -#}
+        the model's own quarantine_reason column, which it takes first), loaded_at, this run's
+        time, and for a pipeline with dimensions source_ingested_at, the delivery's ingested_at. -#}
     select
         {%- for name, type in columns if name != 'quarantine_reason' %}
         {{ name }},
         {%- endfor %}
         {{ late_data.quarantine_reason(pipeline, columns) }} as quarantine_reason,
         {{ late_data.run_time() }} as loaded_at
+        {%- if pipeline.dimensions %},
+        -- The delivery a version comes from: a dimension change makes new versions of it, stamped later.
+        ingested_at as source_ingested_at
+        {%- endif %}
     from (
         {{ sql }}
     ) as delivered
@@ -71,7 +75,7 @@
         invocation_id,
         written_at,
         partition_start,
-        series_bucket{{ ', window_change, window_repaired' if helper_columns }}
+        series_bucket{{ ', window_change, window_repaired' if helper_columns }}{{ ', window_dimension_change' if helper_columns and pipeline.dimensions }}
     from measured_windows
 {%- endmacro %}
 
@@ -81,10 +85,9 @@
         source table, event and series key, event time, measure values as text, arrival, reason
         and the run that loaded it (quarantined_at). A view over the versions table, so
         quarantining costs a run nothing beyond loading the versions it loads anyway. -#}
-    {%- set sources = late_data.upstream_sources(graph.nodes[pipeline.unique_id]) -%}
     {%- set event_ids = pipeline.event_key | reject('equalto', pipeline.source_column) | list -%}
     select
-        {{ pipeline.source_column if pipeline.source_column else late_data.sql_string(sources[0] if sources | length == 1 else pipeline.alias) }} as source_table,
+        {{ pipeline.source_column or late_data.sql_string(late_data.source_table_name(pipeline)) }} as source_table,
         {{ late_data.text_key(event_ids) }} as event_id,
         {{ late_data.text_key(pipeline.series_key) }} as series_key,
         event_time,

@@ -112,6 +112,10 @@
         {#- Kept so every run writes the same columns in the same order. #}
         cast(null as timestamp) as superseded_before,
         {%- endif %}
+        {%- if pipeline.dimensions and counted_run %}
+        -- A dimension change made a version of the event since the previous run.
+        max(ingested_at != source_ingested_at and loaded_at > {{ counted_run }}) over (partition by {{ keys }}) as dimension_changed,
+        {%- endif %}
         lag({{ version_final_at }}) over event_versions as previous_version_final_at
     from {{ windowed_versions }}
     window

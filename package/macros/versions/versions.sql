@@ -8,12 +8,18 @@
         arrival lies in the checked range, so it also finds rows written later than that. Both
         sides of the comparison are read with the same predicate on the stamps, which lets the
         table format skip older files. A backfill loads nothing: it recomputes old partitions
-        from the versions loaded so far, and the next scheduled run loads what arrived since. -#}
+        from the versions loaded so far, and the next scheduled run loads what arrived since. A
+        pipeline with dimensions loads no version stamped after the run time: the run that loads
+        it joins it with the dimension as that run applies it (late_data.apply_dimensions). -#}
     {%- set versions = late_data.pipeline_relation(pipeline, 'versions') -%}
+    {%- set arrived = ('(delivered.ingested_at <= ' ~ late_data.run_time() ~ ' or delivered.ingested_at is null)') if pipeline.dimensions else none -%}
     {%- if not incremental %}
     -- Written in arrival order, so every file covers a narrow range of stamps and later runs,
     -- which read by stamp, skip the files they do not need.
-    select * from {{ delivered }}
+    select * from {{ delivered }} as delivered
+    {%- if arrived %}
+    where {{ arrived }}
+    {%- endif %}
     order by ingested_at
     {%- else %}
     select delivered.*
@@ -27,7 +33,7 @@
         {%- for column in version_columns %}
             delivered.{{ column }} <=> loaded.{{ column }}{{ ' and' if not loop.last }}
         {%- endfor %}
-    where {{ late_data.load_candidates(pipeline, relation_alias='delivered') }}
+    where {{ late_data.load_candidates(pipeline, relation_alias='delivered') }}{{ ' and ' ~ arrived if arrived }}
     {%- endif %}
 {%- endmacro %}
 

@@ -7,13 +7,17 @@
         - `<checksum>__change`: what changed since the result's previous run (plan.counted_run_time),
           the versions that count now but did not then minus those that counted then but no
           longer do (a distinct count: the values present now but not then minus the reverse,
-          late_data.distinct_changes), and `changed_by_late_write`: a version written later than
-          write_delay_seconds changed the window (see late_data.version_counts). -#}
+          late_data.distinct_changes), `changed_by_late_write`: a version written later than
+          write_delay_seconds changed the window (see late_data.version_counts), and for a
+          pipeline with dimensions `changed_by_dimension`: a dimension change did. -#}
     {%- set fresh = plan.mode != 'delta' -%}
     {%- set change = plan.counted_run_time is not none -%}
     {%- set window_columns = ['window_start'] + pipeline.series_key -%}
     {%- set group_columns = window_columns + ['final_at', 'partition_start', 'series_bucket'] -%}
-    {%- set columns, distincts = late_data.checksum_columns(aggregates, fresh, change) %}
+    {%- set columns, distincts = late_data.checksum_columns(aggregates, fresh, change) -%}
+    {%- if change and pipeline.dimensions -%}
+        {%- do columns.append('max(counts_now != counted_before and dimension_changed) as changed_by_dimension') -%}
+    {%- endif %}
     {%- if distincts %}
     with
 

@@ -116,7 +116,7 @@
 
     )
 
-    {{ late_data.written_windows('updated_windows', pipeline, aggregates) }}
+    {{ late_data.written_windows('updated_windows', pipeline, aggregates, plan_mode='delta') }}
 {%- endmacro %}
 
 
@@ -135,6 +135,9 @@
         if(changes.{{ key_columns[0] }} is null, stored.{{ name }}, recomputed.{{ name }}) as {{ name }},
         {%- endfor %}
         {{- late_data.stored_columns(aggregates) }},
+        {%- if pipeline.dimensions %}
+        coalesce(changes.changed_by_dimension, false) as changed_by_dimension,
+        {%- endif %}
         -- A window changed, or it becomes final now.
         changes.{{ key_columns[0] }} is not null
         or (not stored.is_final and stored.final_at <= {{ late_data.run_time() }}) as is_moved
@@ -262,7 +265,7 @@
 {%- endmacro %}
 
 
-{% macro written_windows(updated_windows, pipeline, aggregates, repaired=false) %}
+{% macro written_windows(updated_windows, pipeline, aggregates, repaired=false, plan_mode='recompute') %}
     {#- The final select of an incremental late_data.windows_to_write: `updated_windows` (new
         aggregates next to the stored_* ones) with status, window_change, computed_at and
         invocation_id. A negative count means the stored checksums drifted from the versions:
@@ -299,6 +302,9 @@
         -- run that wrote and was interrupted before it recorded its outcome.
         {{ run_time }} as written_at,
         {{ 'window_repaired' if repaired else 'false' }} as window_repaired
+        {%- if pipeline.dimensions %},
+        {{ 'changed_by_dimension' if not repaired and plan_mode == 'delta' else 'false' }} as window_dimension_change
+        {%- endif %}
     from (
         select
             *,

@@ -35,7 +35,8 @@
 {% macro check_staged_columns(target, staged) %}
     {#- What dbt's on_schema_change='fail' checks, once per process and table: the staged rows must
         have the table's columns (in any order; the writes name them), besides the helper columns
-        of a result's write (window_change, window_repaired), which never reach the table. A table
+        of a result's write (window_change, window_repaired, window_dimension_change), which never
+        reach the table. A table
         built by an older version of a pipeline (an upgrade added a column, or the model selects
         another column now) is refused, not written with the column silently dropped. -#}
     {%- set checked = late_data.process_state().setdefault('checked_columns', []) -%}
@@ -43,7 +44,7 @@
     {%- set stored = late_data.known_columns(target) | map(attribute=0) | list -%}
     {%- set new = [] -%}
     {%- for column in adapter.get_columns_in_relation(api.Relation.create(identifier=staged, type='view'))
-        if column.name | lower not in ('window_change', 'window_repaired') -%}
+        if column.name | lower not in ('window_change', 'window_repaired', 'window_dimension_change') -%}
         {%- do new.append(column.name | lower) -%}
     {%- endfor -%}
     {%- if new | sort != stored | sort -%}

@@ -56,20 +56,24 @@
 
 
 {% macro append_versions(target, staged) %}
-    {#- A versions table's new versions are appended, if there are any; how many, and how many of
-        them are quarantined, go to the audit. -#}
+    {#- A versions table's new versions are appended, if there are any; how many (with those a
+        dimension change made in this run), and how many of them are quarantined, go to the audit. -#}
     {%- set counts = run_query('select count(*), count_if(quarantine_reason is not null) from ' ~ staged).rows[0] -%}
-    {%- do late_data.record_write(target, {'mode': 'append', 'rows_written': counts[0] | int, 'rows_quarantined': counts[1] | int}) -%}
+    {%- set made_by_dimensions = (late_data.written(target) or {}).get('dimension_versions', 0) -%}
+    {%- do late_data.record_write(target, {
+        'mode': 'append', 'rows_written': counts[0] + made_by_dimensions, 'rows_quarantined': counts[1] | int,
+    }) -%}
     {%- if counts[0] == 0 -%}{{ return(none) }}{%- endif -%}
     {{- return('insert into ' ~ target ~ ' select ' ~ late_data.column_list(target) ~ ' from ' ~ staged) -}}
 {% endmacro %}
 
 
-{% macro replace_partitions(target, staged, key_columns) %}
+{% macro replace_partitions(target, staged, key_columns, dimensions=false) %}
     {#- A result table's staged rows are every window of the partitions to rewrite, plus a marker row
         per window that vanished (late_data.windows_to_write). They replace those partitions in one
         commit (INSERT INTO ... REPLACE WHERE), which also empties a partition left without
-        windows. What was written is recorded for the history and the audit. -#}
+        windows. What was written is recorded for the history and the audit (with `dimensions`,
+        also the windows a dimension change changed). -#}
     {%- set stats_query -%}
         select
             partition_start,
@@ -79,21 +83,27 @@
             count_if(window_repaired) as repaired_windows,
             to_json(collect_list(if(window_change = 'vanished', {{ late_data.window_key(key_columns) }}, null)))
                 as vanished_windows
+            {%- if dimensions %},
+            to_json(collect_list(if(window_dimension_change, {{ late_data.window_key(key_columns) }}, null)))
+                as dimension_windows
+            {%- endif %}
         from {{ staged }}
         group by partition_start, series_bucket
     {%- endset -%}
     {%- set partitions = run_query(stats_query).rows -%}
-    {%- set rewritten, replaced, vanished = [], [], [] -%}
+    {%- set rewritten, replaced, vanished, by_dimension = [], [], [], [] -%}
     {%- for partition in partitions -%}
         {%- do rewritten.append([partition[0], partition[1] | int]) -%}
         {%- do replaced.append('(partition_start = ' ~ late_data.timestamp_literal(partition[0]) ~ ' and series_bucket = ' ~ partition[1] ~ ')') -%}
         {%- do vanished.extend(fromjson(partition[5])) -%}
+        {%- do by_dimension.extend(fromjson(partition[6]) if dimensions else []) -%}
     {%- endfor -%}
     {%- do late_data.record_write(target, {
         'partitions': rewritten,
         'windows_changed': partitions | sum(attribute=3) | int,
         'windows_repaired': partitions | sum(attribute=4) | int,
         'vanished': vanished,
+        'dimension_windows': by_dimension,
         'rows_written': partitions | sum(attribute=2) | int,
     }) -%}
     {%- if not partitions -%}{{ return(none) }}{%- endif -%}
@@ -117,7 +127,7 @@
 {% endmacro %}
 
 
-{% macro write_staged(target, sql, how, key_columns=none) %}
+{% macro write_staged(target, sql, how, key_columns=none, dimensions=false) %}
     {#- The incremental write of a pipeline table: `sql` run once into a cached temporary view,
         checked against the table's columns, looked at, and written only if there is something to
         write (`how`: append, replace or merge): a run that finds nothing new commits nothing. The
@@ -127,7 +137,7 @@
     {%- if how == 'append' -%}
         {%- set write = late_data.append_versions(target, staged) -%}
     {%- elif how == 'replace' -%}
-        {%- set write = late_data.replace_partitions(target, staged, key_columns) -%}
+        {%- set write = late_data.replace_partitions(target, staged, key_columns, dimensions) -%}
     {%- else -%}
         {%- set write = late_data.merge_listing(target, staged) -%}
     {%- endif -%}

@@ -1,0 +1,148 @@
+{% macro arrivals(relation, pipeline) %}
+    {#- A select, per countable version in `relation` (a pipeline's versions table, or any relation
+        of its versions with the model's columns and a quarantine_reason), of how late it
+        arrived: source_table, event_id and series_key (as text), event_time, ingested_at, the end and
+        final_at of the earliest window holding it (of sliding windows, the first to close), its
+        source's late window (late_window_seconds), lateness_seconds (ingested_at - event_time)
+        and seconds_after_window_end. A version a dimension change made is no delivery and is
+        left out. -#}
+    select
+        *,
+        timestamp_seconds(unix_seconds(window_end) + late_window_seconds) as final_at,
+        (unix_millis(ingested_at) - unix_millis(event_time)) / 1000.0 as lateness_seconds,
+        (unix_millis(ingested_at) - unix_millis(window_end)) / 1000.0 as seconds_after_window_end
+    from (
+        select
+            {{ pipeline.source_column or late_data.sql_string(late_data.source_table_name(pipeline)) }} as source_table,
+            {{ late_data.text_key(pipeline.event_key | reject('equalto', pipeline.source_column) | list) }} as event_id,
+            {{ late_data.text_key(pipeline.series_key) }} as series_key,
+            event_time,
+            ingested_at,
+            {{ late_data.add_seconds(late_data.time_bucket('event_time', pipeline.window_slide), pipeline.window_slide) }} as window_end,
+            {{ late_data.source_late_window(pipeline) if pipeline.source_column else pipeline.late_window }} as late_window_seconds
+        from {{ relation }}
+        where
+            quarantine_reason is null
+            {%- if pipeline.dimensions %}
+            and ingested_at = source_ingested_at
+            {%- endif %}
+    )
+{%- endmacro %}
+
+
+{% macro source_table_name(pipeline) %}
+    {#- The name a pipeline without a source_column gives its versions' source: the one source table
+        upstream of its model, else the model's name. -#}
+    {%- set sources = late_data.upstream_sources(graph.nodes[pipeline.unique_id]) if execute and pipeline.unique_id in graph.nodes else [] -%}
+    {{- return(sources[0] if sources | length == 1 else pipeline.alias) -}}
+{% endmacro %}
+
+
+{% macro recommended_late_windows(arrivals) %}
+    {#- A select, per source table of `arrivals` (late_data.arrivals), of the late window its rows
+        were given (configured_late_window_seconds), the share of its rows that window captured
+        (arrived by window end + late window), and the smallest whole number of seconds L such
+        that var `late_window_target_share` of them arrived by window end + L
+        (recommended_late_window_seconds, 0 when that many arrived before their window ended):
+        the smallest observed seconds_after_window_end whose cumulative share reaches the target,
+        rounded up. -#}
+    {%- set target_share = late_data.target_share() %}
+    with
+
+    ranked_arrivals as (
+
+        select
+            source_table,
+            seconds_after_window_end,
+            cume_dist() over (partition by source_table order by seconds_after_window_end) as cumulative_share
+        from {{ arrivals }}
+
+    ),
+
+    target_quantiles as (
+
+        select
+            source_table,
+            min(seconds_after_window_end) as target_quantile_seconds
+        from ranked_arrivals
+        where cumulative_share >= {{ target_share }}
+        group by source_table
+
+    ),
+
+    per_source as (
+
+        select
+            source_table,
+            count(*) as arrived_rows,
+            max(late_window_seconds) as configured_late_window_seconds,
+            avg(cast(seconds_after_window_end <= late_window_seconds as int)) as configured_captured_share
+        from {{ arrivals }}
+        group by source_table
+
+    )
+
+    select
+        per_source.source_table,
+        per_source.arrived_rows,
+        {{ target_share }} as target_share,
+        per_source.configured_late_window_seconds,
+        per_source.configured_captured_share,
+        greatest(0, cast(ceil(target_quantiles.target_quantile_seconds) as bigint)) as recommended_late_window_seconds,
+        per_source.configured_captured_share >= {{ target_share }} as configured_meets_target
+    from per_source
+    inner join target_quantiles on per_source.source_table = target_quantiles.source_table
+{%- endmacro %}
+
+
+{% macro lateness(pipeline) %}
+    {#- A select, per source table of a pipeline (its versions loaded so far), of how late its rows
+        arrive and which late window would capture var `late_window_target_share` of them:
+        arrived_rows, p50/p90/p99 and max lateness (ingested_at - event_time, seconds; exact
+        percentiles), the share that arrived after their window was final
+        (share_beyond_late_window), and the columns of late_data.recommended_late_windows. The
+        pipeline's lateness view (<model>__lateness) holds it; `pipeline` may also be a model's
+        name, for a one-line model of your own. -#}
+    {%- set pipeline = late_data.pipeline_named(pipeline) if pipeline is string else pipeline %}
+    with
+
+    arrivals as (
+
+        {{ late_data.arrivals(late_data.pipeline_relation(pipeline, 'versions'), pipeline) }}
+
+    ),
+
+    distribution as (
+
+        select
+            source_table,
+            percentile(lateness_seconds, array(0.5, 0.9, 0.99)) as lateness_percentiles,
+            max(lateness_seconds) as max_lateness_seconds,
+            avg(cast(seconds_after_window_end > late_window_seconds as int)) as share_beyond_late_window
+        from arrivals
+        group by source_table
+
+    ),
+
+    recommendations as (
+
+        {{ late_data.recommended_late_windows('arrivals') }}
+
+    )
+
+    select
+        recommendations.source_table,
+        recommendations.arrived_rows,
+        distribution.lateness_percentiles[0] as p50_lateness_seconds,
+        distribution.lateness_percentiles[1] as p90_lateness_seconds,
+        distribution.lateness_percentiles[2] as p99_lateness_seconds,
+        distribution.max_lateness_seconds,
+        distribution.share_beyond_late_window,
+        recommendations.configured_late_window_seconds,
+        recommendations.configured_captured_share,
+        recommendations.target_share,
+        recommendations.recommended_late_window_seconds,
+        recommendations.configured_meets_target
+    from recommendations
+    inner join distribution on recommendations.source_table = distribution.source_table
+{%- endmacro %}
