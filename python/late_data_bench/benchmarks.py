@@ -76,6 +76,13 @@ MEASURE_TABLES = {
 }
 # The cells that measure them besides the means.
 MEASURE_CELLS = {(1_000, 2.0, "sparse", 1.0)}
+# Long windows: distinct water levels per location and day with a 48-hour late window, this project
+# against microbatch recomputing the daily batches of the late window; measured instead of the means.
+DAILY = "bench_daily_distinct_levels"
+DAILY_MICROBATCH = "bench_daily_distinct_levels_microbatch"
+OURS_DAILY, MICROBATCH_DAILY = "late_data_daily_distinct", "microbatch_daily_distinct"
+DAILY_STRATEGIES = (OURS_DAILY, MICROBATCH_DAILY)
+DAILY_CELLS = {(100, 74.0, "sparse", 48.0)}
 # The generator appends about this many rows per call while building a cell's history.
 GENERATED_ROWS_PER_CHUNK = 20_000_000
 
@@ -146,6 +153,8 @@ FULL_MATRIX = (
     *(BenchCell(locations, 2, lateness) for locations in (100, 1_000, 10_000) for lateness in ("heavy", "sparse")),
     BenchCell(1_000, 25, "heavy", late_window_hours=24),
     BenchCell(1_000, 25, "sparse", late_window_hours=24),
+    # Daily windows, 48 h late window: the long-window pipeline only (DAILY_CELLS).
+    BenchCell(100, 74, "sparse", late_window_hours=48),
     # 90 million raw rows: one timed run of each strategy, no full refresh (it takes tens of minutes).
     BenchCell(100_000, 1.25, "heavy", runs=1),
 )
@@ -243,6 +252,9 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int, whole_run_only: 
     `whole_run_only`, only those)."""
     feed, history_end = _built_history(project, cell)
     minutes = _minutes_over_an_hour(runs)
+    if cell.key in DAILY_CELLS:
+        daily = _timed_daily(project, cell, feed, [history_end + timedelta(minutes=m, seconds=10) for m in minutes])
+        return CellMeasurement(cell, [_result(cell, strategy, daily[strategy]) for strategy in DAILY_STRATEGIES], {})
     profiles: dict[str, RunProfile] = {}
     measures = MEASURE_STRATEGIES if cell.key in MEASURE_CELLS and not whole_run_only else ()
     timings = {} if whole_run_only else _timed_peers(project, cell, feed, history_end, minutes, profiles, measures)
@@ -302,6 +314,62 @@ def _timed_peers(
         spark.catalog.dropTempView("bench_changed_windows")
     _check_strategies_agree(spark, schema, measures)
     return timings
+
+
+def _timed_daily(
+    project: DbtProject, cell: BenchCell, feed: _Feed, run_times: list[datetime]
+) -> dict[str, list[_Timing]]:
+    """The long-window pipeline and its microbatch peer: built once from the same history (untimed),
+    then at each of `run_times` a timed run of each, after an untimed one a minute earlier; their
+    answers checked equal."""
+    spark, schema = project.spark, project.target_schema()
+    project.invoke(["run", "--select", DAILY], {"run_time": _stamp(run_times[0] - timedelta(minutes=2))})
+    spark.sql(
+        f"create table {schema}.{DAILY_MICROBATCH} using {project.environment.table_format} partitioned by (window_start)"
+        f" as select window_start, location, reading_count, distinct_levels, is_final from {schema}.{DAILY}"
+    )
+    timings: dict[str, list[_Timing]] = {strategy: [] for strategy in DAILY_STRATEGIES}
+    tables = {OURS_DAILY: DAILY, MICROBATCH_DAILY: DAILY_MICROBATCH}
+    previous = run_times[0] - timedelta(minutes=2)
+    for run_time in tqdm(run_times, desc=f"daily runs {cell}", unit="run", leave=False):
+        for moment, timed in ((run_time - timedelta(minutes=1), False), (run_time, True)):
+            feed.until(moment)
+            for strategy in DAILY_STRATEGIES:
+                run = partial(_run_daily, project, cell, strategy, previous, moment)
+                if timed:
+                    timing, _ = _timed(project, f"{schema}.{tables[strategy]}", run)
+                    timings[strategy].append(timing)
+                    log.info("%s %s: %s", cell, strategy, timing)
+                else:
+                    run()
+            previous = moment
+    columns = "window_start, location, reading_count, distinct_levels, is_final"
+    ours, peer = (spark.sql(f"select {columns} from {schema}.{table}") for table in (DAILY, DAILY_MICROBATCH))
+    differing = ours.exceptAll(peer).count() + peer.exceptAll(ours).count()
+    if differing:
+        raise RuntimeError(f"benchmark: {DAILY_MICROBATCH} differs from {DAILY} in {differing} rows")
+    return timings
+
+
+def _run_daily(project: DbtProject, cell: BenchCell, strategy: str, previous: datetime, run_time: datetime) -> None:
+    at = {"run_time": _stamp(run_time)}
+    if strategy == OURS_DAILY:
+        project.invoke(["run", "--select", DAILY], at)
+        return
+    day = timedelta(days=1)
+    late = timedelta(seconds=cell.late_window_seconds) + day
+    project.invoke(
+        [
+            "run",
+            "--select",
+            DAILY_MICROBATCH,
+            "--event-time-start",
+            _stamp(floor_to(min(previous, run_time) - late, day)),
+            "--event-time-end",
+            _stamp(ceil_to(run_time, day)),
+        ],
+        at,
+    )
 
 
 def bench_thrift_whole_run(project: DbtProject, cell: BenchCell, runs: int) -> tuple[BenchResult, _Feed]:
@@ -812,6 +880,23 @@ def write_bench_outputs(
             lines.append(
                 f"| {cell[0]:,} | {cell[1]:g} | {cell[3]:g} | {cell[2]} | {shown(ours_p)} | {shown(micro_p)}"
                 f" | {ratio(ours_p, micro_p)} | {shown(extremes)} |"
+            )
+    daily_cells = sorted({r.cell_key for r in results if r.strategy in DAILY_STRATEGIES})
+    if daily_cells:
+        lines += [
+            "",
+            "Long windows (median seconds per warm run): distinct water levels per location and day, 48-hour late"
+            " window; `late_data` updates each day's distinct count from the values that arrived, `microbatch`"
+            " recomputes every daily batch of the late window.",
+            "",
+            "| locations | history h | late window h | lateness | late_data | microbatch | ours / microbatch |",
+            "|---:|---:|---:|---|---:|---:|---:|",
+        ]
+        for cell in daily_cells:
+            ours_d, micro_d = (median(cell, strategy) for strategy in DAILY_STRATEGIES)
+            lines.append(
+                f"| {cell[0]:,} | {cell[1]:g} | {cell[3]:g} | {cell[2]} | {shown(ours_d)} | {shown(micro_d)}"
+                f" | {ratio(ours_d, micro_d)} |"
             )
     lines += [
         "",

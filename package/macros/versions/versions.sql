@@ -16,8 +16,8 @@
     {%- if not incremental %}
     -- Written in arrival order, so every file covers a narrow range of stamps and later runs,
     -- which read by stamp, skip the files they do not need.
-    select * from {{ delivered }} as delivered
-    {%- if arrived %}
+    select * from {{ delivered }}
+    {%- if arrived %} as delivered
     where {{ arrived }}
     {%- endif %}
     order by ingested_at
