@@ -31,15 +31,18 @@ from late_data.environment import (
 PINNED = installed_version("delta-spark") or ""
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 # Run again on Delta tables in a process of their own (its own LATE_DATA_HOME and Spark): the tests
-# whose proofs read the table format's metadata, and the multi-run scenario with the oracle after
-# every run and the history checked against every published state. The error-rate pipeline's
-# proofs (test_error_rates.py, 200 s more on Delta) run on Iceberg only: its writes are the same
-# macros as the means'.
+# whose proofs read the table format's metadata, the multi-run scenario with the oracle after every
+# run and the history checked against every published state, and the example pipelines whose runs
+# write what no other does (a dimension's applied rows, merged; sliding windows). The error-rate
+# pipeline's proofs (test_error_rates.py, 200 s more on Delta) and the example's meter and daily
+# pipelines run on Iceberg only: their writes are the same macros as the means'.
 FORMAT_AWARE_TESTS = (
     "python/tests/test_corrections.py",
     "python/tests/test_scenario_oracle.py",
     "python/tests/test_maintenance.py",
     "python/tests/test_scan_horizon.py",
+    "python/tests/test_example_project.py::test_revenue_by_region_follows_late_corrections_of_the_customer_dimension",
+    "python/tests/test_example_project.py::test_latency_percentiles_on_sliding_windows_stay_right",
     "python/tests/test_delta.py::test_the_classes_spark_loaded_are_the_pinned_release",
 )
 
