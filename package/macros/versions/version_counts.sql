@@ -76,7 +76,9 @@
 {% macro matching_events(pipeline, plan, matching) %}
     {#- A select of the events (their event key) with a version in the range `plan` reads whose
         window matches a row of the CTE `matching.relation` on `matching.columns` (the window's
-        start and series key, and a value column), for late_data.version_counts. -#}
+        start and series key, and a value column), for late_data.version_counts. Broadcast where
+        the plan broadcasts the arrivals (those rows come from them): else Spark, which cannot
+        size the CTE, shuffles every candidate version of the range to join them. -#}
     {%- set versions = late_data.pipeline_relation(pipeline, 'versions') -%}
     {%- set candidates -%}
         (
@@ -84,7 +86,7 @@
             where ingested_at <= {{ late_data.run_time() }} and quarantine_reason is null and {{ plan.lookup }}
         ) as candidate_versions
     {%- endset %}
-    select distinct {% for key in pipeline.event_key %}windowed_candidates.{{ key }}{{ ', ' if not loop.last }}{% endfor %}
+    select {{ '/*+ BROADCAST(matched) */ ' if plan.get('broadcast') }}distinct {% for key in pipeline.event_key %}windowed_candidates.{{ key }}{{ ', ' if not loop.last }}{% endfor %}
     from (
         {{ late_data.windowed(candidates, pipeline) }}
     ) as windowed_candidates
