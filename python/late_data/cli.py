@@ -33,6 +33,18 @@ from late_data.generator import LATENESS_PROFILES, PageScenario, Scenario
 from late_data.oracle import Comparison, compare_windows, expected_windows
 from late_data.pipeline import Upkeep, run_pipeline, run_real_clock, run_simulated, scenario_feed, scheduled_selection
 from late_data.pipelines import Pipeline, compiled_select, scheduled_nodes, select_pipelines
+from late_data.publishing import (
+    discard,
+    pipeline_thresholds,
+    publish,
+    require_nothing_unfinished,
+    rollback,
+    stage_backfill,
+    unfinished_lines,
+    validate_name,
+    version_lines,
+    violations,
+)
 from late_data.raw_tables import create_raw_tables, require_raw_tables, require_sources
 from late_data.status import history_as_of, load_runs, published_run, read_status, require_built
 from late_data.timeutil import format_timestamp, parse_timestamp, utc_now
@@ -85,6 +97,23 @@ def count_or_never(text: str) -> int:
     if not text.strip().isdigit():
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 0")
     return int(text)
+
+
+def version_name(text: str) -> str:
+    from late_data.publishing import NAME
+
+    if not NAME.match(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a version name: lower-case letters, digits and underscores, starting with a letter"
+        )
+    return text
+
+
+def share(text: str) -> float:
+    value = positive_float(text)
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a share: above 0, at most 1")
+    return value
 
 
 def positive_float(text: str) -> float:
@@ -216,6 +245,35 @@ def build_parser() -> argparse.ArgumentParser:
         help="count rows that arrived after their window became final (revises final windows)",
     )
     backfill.add_argument("--run-time", type=parse_time, default=None, help="default: now (UTC)")
+    backfill.add_argument(
+        "--stage",
+        action="store_true",
+        help="compute it in a stage schema and write its manifest and validation summary; readers see nothing"
+        " until `late-data publish <name>`",
+    )
+    backfill.add_argument(
+        "--name", type=version_name, default=None, help="--stage: its version name (default backfill_<yyyymmdd>_r<n>)"
+    )
+
+    publish = commands.add_parser(
+        "publish", help="make a staged backfill visible in every table it touched, if it meets its thresholds"
+    )
+    publish.add_argument("name", type=version_name)
+    publish.add_argument("--max-changed-window-share", type=share, default=None)
+    publish.add_argument("--max-partition-change", type=positive_float, default=None)
+    publish.add_argument("--final-windows", choices=("allow", "refuse"), default=None)
+
+    discard = commands.add_parser("discard", help="drop a staged backfill without publishing it")
+    discard.add_argument("name", type=version_name)
+
+    commands.add_parser("versions", help="the named versions: published backfills and rollbacks, and how to read them")
+
+    rollback = commands.add_parser(
+        "rollback", help="every late-data table of the pipelines back to their state after a run, or a named version"
+    )
+    rollback.add_argument("--to", dest="target", required=True, help="a run time (UTC) or a version name")
+    rollback.add_argument("--pipeline", action="append", help="only this pipeline (repeatable; default: all)")
+    rollback.add_argument("--name", type=version_name, default=None, help="default rollback_<yyyymmdd>_r<n>")
 
     bench = commands.add_parser(
         "bench", help="changed partitions vs microbatch vs full refresh vs a hand-written floor (resets the schemas)"
@@ -429,6 +487,7 @@ def schedule_command(args: argparse.Namespace) -> int:
     scenario, pages = scenario_from(args), page_scenario_from(args)
     project = open_project(writer="schedule")
     pipelines_with_sources(project)
+    require_nothing_unfinished(project)
     # Your own pipelines read what your sources hold; the demo's are fed its generated scenario.
     feed = None if args.no_generate else scenario_feed(project, raw_tables(project), args.origin, scenario, pages)
     interval, offset = timedelta(seconds=args.interval), timedelta(seconds=args.offset)
@@ -447,6 +506,9 @@ def backfill_command(args: argparse.Namespace) -> int:
     project = open_project(writer="backfill")
     pipelines = pipelines_with_sources(project)
     require_built(project)
+    require_nothing_unfinished(project)
+    if args.stage:
+        return stage_command(project, pipelines, args)
     changes, manifest = run_backfill(
         project,
         pipelines,
@@ -463,6 +525,82 @@ def backfill_command(args: argparse.Namespace) -> int:
             f" rows {change.rows_before} -> {change.rows_after}, sum {change.sum_before} -> {change.sum_after}"
         )
     print(f"backfill: {len(changes)} partitions changed; manifest {manifest}")
+    return 0
+
+
+def stage_command(project: DbtProject, pipelines: list[Pipeline], args: argparse.Namespace) -> int:
+    version, summary = stage_backfill(
+        project,
+        pipelines,
+        args.start,
+        args.end,
+        timedelta(hours=args.chunk_hours),
+        args.include_too_late,
+        args.run_time or utc_now(),
+        args.name,
+        project.environment.home,
+    )
+    for row in summary:
+        print(
+            f"{row.pipeline} {row.partition_start}: windows {row.windows_before} -> {row.windows_after},"
+            f" changed {row.windows_changed}, final revised {row.final_windows_revised}, rows {row.rows_before} ->"
+            f" {row.rows_after}, total {row.total_before} -> {row.total_after} ({row.relative_change:.2%})"
+        )
+    refused = violations(summary, version.detail["windows_in_range"], pipeline_thresholds(pipelines, {}))
+    for line in refused:
+        print(f"over a threshold: {line}")
+    print(
+        f"backfill: staged {version.name}: {sum(row.windows_changed for row in summary)} windows change in"
+        f" {len(summary)} partitions; manifest {version.detail['manifest']}, summary {version.detail['summary']};"
+        f" nothing published: `late-data publish {version.name}`" + (" would be refused" if refused else "")
+    )
+    return 0
+
+
+def publish_command(args: argparse.Namespace) -> int:
+    project = open_project(writer="publish")
+    require_built(project)
+    overrides = {
+        "max_changed_window_share": args.max_changed_window_share,
+        "max_partition_change": args.max_partition_change,
+        "final_windows": args.final_windows,
+    }
+    version = publish(project, args.name, overrides)
+    print(
+        f"publish: {version.name} published: {len(version.tables)} tables of {', '.join(version.pipelines)};"
+        f" manifest {version.detail['manifest']}"
+    )
+    return 0
+
+
+def discard_command(args: argparse.Namespace) -> int:
+    project = open_project(writer="discard")
+    discard(project, args.name)
+    print(f"discard: {args.name} dropped, nothing published")
+    return 0
+
+
+def versions_command(args: argparse.Namespace) -> int:
+    project = open_project()
+    require_built(project)
+    print("\n".join(version_lines(project)))
+    return 0
+
+
+def rollback_command(args: argparse.Namespace) -> int:
+    try:
+        to_run_time, to_version = parse_timestamp(args.target), None
+    except ValueError:
+        to_run_time, to_version = None, validate_name(args.target)
+    project = open_project(writer="rollback")
+    require_built(project)
+    pipelines = select_pipelines(project, args.pipeline)
+    version = rollback(project, pipelines, to_run_time, to_version, args.name, utc_now())
+    print(
+        f"rollback: {version.name}: {len(version.tables)} tables of {', '.join(version.pipelines)} back to"
+        f" {version.detail['to']} (the state after the run at {version.run_time});"
+        " the next scheduled run loads again what arrived since"
+    )
     return 0
 
 
@@ -554,6 +692,7 @@ def reconcile_command(args: argparse.Namespace) -> int:
     project = open_project(writer="reconcile")
     pipelines_with_sources(project)
     require_built(project)
+    require_nothing_unfinished(project)
     report = run_pipeline(project, args.run_time or utc_now(), scheduled_selection(project), reconcile=True)
     print(report.line())
     print(f"reconcile: {report.windows_repaired} windows repaired")
@@ -577,7 +716,7 @@ def explain_command(args: argparse.Namespace) -> int:
 def status_command(args: argparse.Namespace) -> int:
     project = open_project()
     require_built(project)
-    print("\n".join(read_status(project).lines()))
+    print("\n".join([*read_status(project).lines(), *unfinished_lines(project)]))
     return 0
 
 
@@ -595,6 +734,10 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "generate": generate_command,
     "schedule": schedule_command,
     "backfill": backfill_command,
+    "publish": publish_command,
+    "discard": discard_command,
+    "versions": versions_command,
+    "rollback": rollback_command,
     "bench": bench_command,
     "check": check_command,
     "cluster": cluster_command,

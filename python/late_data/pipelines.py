@@ -8,7 +8,7 @@ over the package's defaults), so Python and the models cannot disagree on them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from late_data.dbt_project import DbtProject
@@ -67,6 +67,8 @@ class Pipeline:
     tie_breaker: tuple[str, ...]
     dimensions: tuple[Dimension, ...] = ()
     lateness: str | None = None  # schema.view of its lateness per source
+    # Acceptance thresholds of a staged backfill: max_changed_window_share, max_partition_change, final_windows.
+    publish_thresholds: dict[str, Any] = field(default_factory=dict)
 
     @property
     def table(self) -> str:
@@ -119,6 +121,7 @@ def from_description(described: dict[str, Any]) -> Pipeline:
         count_column=described["count_column"],
         digest=described["digest"],
         tie_breaker=tuple(described["tie_breaker"]),
+        publish_thresholds=dict(described.get("publish_thresholds") or {}),
         dimensions=tuple(
             Dimension(
                 name=dimension["name"],

@@ -102,7 +102,9 @@ _ATTEMPTS = """
     with attempts as (
         select model, run_time, max_by(outcome, recorded_at) as outcome
         from {audit}
-        where run_kind != 'backfill' and outcome != 'started'
+        -- A run a rollback undid (outcome rolled_back) is no failure: the schedule goes on after the
+        -- run rolled back to, and the rollback's own rows are no run.
+        where run_kind not in ('backfill', 'rollback') and outcome not in ('started', 'rolled_back')
         group by model, run_time
     ),
     reach as (

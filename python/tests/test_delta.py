@@ -43,6 +43,7 @@ FORMAT_AWARE_TESTS = (
     "python/tests/test_scan_horizon.py",
     "python/tests/test_example_project.py::test_revenue_by_region_follows_late_corrections_of_the_customer_dimension",
     "python/tests/test_example_project.py::test_latency_percentiles_on_sliding_windows_stay_right",
+    "python/tests/test_publishing.py",
     "python/tests/test_delta.py::test_the_classes_spark_loaded_are_the_pinned_release",
 )
 

@@ -29,6 +29,8 @@
         ('pipeline', 'string'),
         ('plan', 'string'),
         ('dimension_windows', 'array<string>'),
+        ('rolled_back_by', 'string'),
+        ('rolled_back_outcome', 'string'),
     ]) -}}
 {% endmacro %}
 
@@ -359,7 +361,10 @@
             {{ late_data.timestamp_literal(recovered_from) if recovered_from is not none else 'null' }},
             {{ late_data.sql_string(pipeline.name) }},
             {{ late_data.sql_string(written.plan) if written.get('plan') else 'null' }},
-            {{ ('array(' ~ by_dimension | join(', ') ~ ')') if by_dimension else 'cast(null as array<string>)' }}
+            {{ ('array(' ~ by_dimension | join(', ') ~ ')') if by_dimension else 'cast(null as array<string>)' }},
+            {#- rolled_back_by, rolled_back_outcome: set by a rollback (late-data rollback) that undoes the run. #}
+            cast(null as string),
+            cast(null as string)
     {%- endset -%}
     {{- return(row) -}}
 {% endmacro %}

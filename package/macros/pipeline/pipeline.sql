@@ -46,6 +46,7 @@
         'tie_breaker': late_data.identifier_list(meta.get('tie_breaker', inputs + series_key), named ~ ': tie_breaker'),
         'companions': late_data.companion_names(node, meta),
         'dimensions': late_data.pipeline_dimensions(node, meta),
+        'publish_thresholds': late_data.publish_thresholds(node, meta),
     } -%}
     {%- do cache.update({node.unique_id: pipeline}) -%}
     {{- return(pipeline) -}}
@@ -87,7 +88,38 @@
         'series_key', 'event_key', 'source_column', 'measures', 'digest', 'tie_breaker',
         'window_size_seconds', 'window_slide_seconds', 'late_window_seconds', 'late_window_seconds_by_source', 'partition_size_seconds',
         'series_buckets', 'versions_table', 'too_late_table', 'quarantine_view', 'revisions_view', 'lateness_view', 'dimensions',
+        'publish_thresholds',
     ]) -}}
+{% endmacro %}
+
+
+{% macro publish_thresholds(node, meta) %}
+    {#- A pipeline's acceptance thresholds for publishing a staged backfill (meta.late_data.publish_thresholds):
+        {max_changed_window_share: the most of the windows in the backfill's range it may change (above 0,
+        at most 1), max_partition_change: the largest relative change of a partition's total (above 0),
+        final_windows: allow or refuse revising final windows}; unset: no limit, allow. -#}
+    {%- set given = meta.get('publish_thresholds', {}) -%}
+    {%- set named = 'meta.late_data.publish_thresholds of model ' ~ node.name -%}
+    {%- set known = ['max_changed_window_share', 'max_partition_change', 'final_windows'] -%}
+    {%- if given is not mapping or given.keys() | reject('in', known) | list -%}
+        {%- do exceptions.raise_compiler_error(named ~ " must be a mapping of " ~ known | join(', ') ~ ", not " ~ given) -%}
+    {%- endif -%}
+    {%- for key in ['max_changed_window_share', 'max_partition_change'] if given.get(key) is not none -%}
+        {%- set value = given[key] -%}
+        {%- if value is boolean or value is not number or value <= 0 or (key == 'max_changed_window_share' and value > 1) -%}
+            {%- do exceptions.raise_compiler_error(
+                named ~ ": " ~ key ~ "=" ~ value ~ " must be a number above 0" ~ (", at most 1" if key == 'max_changed_window_share' else "")
+            ) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- if given.get('final_windows', 'allow') not in ['allow', 'refuse'] -%}
+        {%- do exceptions.raise_compiler_error(named ~ ": final_windows=" ~ given.final_windows ~ " must be allow or refuse") -%}
+    {%- endif -%}
+    {{- return({
+        'max_changed_window_share': given.get('max_changed_window_share'),
+        'max_partition_change': given.get('max_partition_change'),
+        'final_windows': given.get('final_windows', 'allow'),
+    }) -}}
 {% endmacro %}
 
 

@@ -1,0 +1,97 @@
+"""Table-format versions of a table: which one is current, which one was current at a moment, whether
+it is still kept, and putting a table back to one. An Iceberg version is a snapshot id, a Delta
+version its commit number; both formats keep a log of when each became current, so "the state after
+a run" is the version current when that run's audit rows were recorded."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from late_data.dbt_project import DbtProject
+
+
+def _stamp(moment: datetime) -> str:
+    return f"timestamp'{moment:%Y-%m-%d %H:%M:%S.%f}'"
+
+
+def as_moment(value: datetime | str | None) -> datetime | None:
+    """A timestamp as a query returns it: a datetime from Spark, text through the Thrift Server."""
+    if value is None or isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(str(value))
+
+
+def _format(project: DbtProject) -> str:
+    return project.environment.table_format
+
+
+def current_version(project: DbtProject, table: str) -> int | None:
+    if _format(project) == "iceberg":
+        rows = project.query(f"select snapshot_id from {table}.refs where name = 'main'")
+        return int(rows[0]["snapshot_id"]) if rows else None
+    rows = project.query(f"describe history {table} limit 1")
+    return int(rows[0]["version"]) if rows else None
+
+
+def version_at(project: DbtProject, table: str, moment: datetime) -> int | None:
+    """The version that was current at `moment` (None: the table had no version yet). Iceberg's
+    `history` logs each snapshot as it became current, rollbacks included; Delta's log is linear
+    (a RESTORE is a commit of its own)."""
+    if _format(project) == "iceberg":
+        rows = project.query(
+            f"select snapshot_id from {table}.history where made_current_at <= {_stamp(moment)}"
+            " order by made_current_at desc limit 1"
+        )
+        return int(rows[0]["snapshot_id"]) if rows else None
+    versions = [
+        row for row in project.query(f"describe history {table}") if (as_moment(row["timestamp"]) or moment) <= moment
+    ]
+    return max((int(row["version"]) for row in versions), default=None)
+
+
+def is_kept(project: DbtProject, table: str, version: int) -> bool:
+    """Whether the table format still keeps `version` (an expired Iceberg snapshot, or a Delta
+    version older than its log keeps, cannot be returned to)."""
+    if _format(project) == "iceberg":
+        return bool(project.query(f"select 1 from {table}.snapshots where snapshot_id = {version}"))
+    kept = [int(row["version"]) for row in project.query(f"describe history {table}")]
+    # A Delta version older than the oldest checkpoint kept has lost the commits it is made of.
+    return bool(kept) and min(kept) <= version <= max(kept)
+
+
+def restore(project: DbtProject, table: str, version: int) -> None:
+    """Make `version` the table's current state (one metadata commit; nothing when it already is)."""
+    if current_version(project, table) == version:
+        return
+    if _format(project) == "iceberg":
+        project.execute(f"call spark_catalog.system.set_current_snapshot(table => '{table}', snapshot_id => {version})")
+    else:
+        project.execute(f"restore table {table} to version as of {version}")
+
+
+def tag(project: DbtProject, table: str, name: str, version: int) -> None:
+    """Iceberg: a tag `name` on the snapshot (kept from expiry as long as the tag exists). Delta has
+    no tags: the named versions table is its only record, and its log retention bounds it."""
+    if _format(project) == "iceberg":
+        project.execute(f"alter table {table} create or replace tag `{name}` as of version {version}")
+
+
+def read_as_of(project: DbtProject, table: str, version: int, name: str | None = None) -> str:
+    """SQL naming the table as of a version: by its tag on Iceberg when it has one."""
+    if _format(project) == "iceberg" and name:
+        return f"{table} version as of '{name}'"
+    return f"{table} version as of {version}"
+
+
+def clone(project: DbtProject, source: str, target: str) -> None:
+    """A copy of `source` as it is now, sharing its data files (metadata only): Iceberg registers
+    the current metadata under a second name (its writes add files and metadata of their own;
+    dropped without PURGE, which `drop table` is, it leaves the source alone); Delta makes a
+    shallow clone."""
+    if _format(project) == "iceberg":
+        (row,) = project.query(f"select file from {source}.metadata_log_entries order by timestamp desc limit 1")
+        project.execute(
+            f"call spark_catalog.system.register_table(table => '{target}', metadata_file => '{row['file']}')"
+        )
+    else:
+        project.execute(f"create table {target} shallow clone {source}")

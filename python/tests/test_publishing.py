@@ -1,0 +1,218 @@
+"""Safe publishing: a staged backfill is invisible until published, thresholds refuse promotion,
+publish survives kill -9, rollback returns every late-data table (and the audit) to a run's state,
+named versions are listed and read by name. Runs on Iceberg, and on Delta in test_delta.py."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from late_data import publishing, table_versions
+from late_data.cli import build_parser, check_pipeline
+from late_data.pipelines import Pipeline as PipelineSettings
+from late_data.pipelines import select_pipelines
+from late_data.publishing import (
+    PublishRefused,
+    named_versions,
+    pipeline_tables,
+    publish,
+    rollback,
+    stage_backfill,
+    unfinished_lines,
+    version_lines,
+)
+from late_data.raw_tables import Reading, append_readings
+from late_data.status import history_as_of
+from tests.helpers import Pipeline, clock
+
+T0 = datetime(2026, 3, 3, 8, 0, 0)
+at = clock(T0)
+COLUMNS = "window_start, location, reading_count, mean_value, is_final"
+
+
+def result(pipeline: Pipeline, table: str | None = None) -> list[tuple[Any, ...]]:
+    table = table or f"{pipeline.project.target_schema()}.water_level_window_means"
+    return [tuple(row) for row in pipeline.spark.sql(f"select {COLUMNS} from {table} order by 1, 2").collect()]
+
+
+def history(pipeline: Pipeline, run_time: datetime) -> list[tuple[Any, ...]]:
+    table = f"{pipeline.project.target_schema()}.water_level_window_means_history"
+    return sorted(tuple(row) for row in history_as_of(pipeline.spark, table, run_time, COLUMNS).collect())
+
+
+def water_level(pipeline: Pipeline) -> PipelineSettings:
+    return select_pipelines(pipeline.project, ["water_level_window_means"])[0]
+
+
+def versions_now(pipeline: Pipeline) -> dict[str, int | None]:
+    settings = water_level(pipeline)
+    return {
+        table: table_versions.current_version(pipeline.project, table)
+        for table in pipeline_tables(pipeline.project, settings)
+    }
+
+
+def mismatched(pipeline: Pipeline) -> int:
+    return check_pipeline(pipeline.project, water_level(pipeline), None).mismatched
+
+
+def built(pipeline: Pipeline) -> Pipeline:
+    """Two locations, a final window 08:00, then a partner's bad resend arriving too late for it."""
+    add = lambda *readings: append_readings(pipeline.spark, pipeline.raw_table, readings)
+    add(Reading("a", "harbour", at(0.2), 1.0, at(0.3)), Reading("b", "bridge", at(0.4), 4.0, at(0.5)))
+    pipeline.run(at(1))
+    add(Reading("c", "harbour", at(0.5), 3.0, at(2.5)), Reading("d", "bridge", at(15.5), 6.0, at(16)))
+    pipeline.run(at(3))
+    pipeline.run(at(12))  # 08:00 is final
+    add(Reading("e", "bridge", at(17), 8.0, at(17.5)))
+    # Too late for 08:00: the run lists it, only a backfill including too-late rows counts it.
+    add(Reading("bad", "harbour", at(0.6), 1000.0, at(19.5)))
+    pipeline.run(at(20))
+    return pipeline
+
+
+def test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_every_table(
+    pipeline: Pipeline, tmp_path: Path
+) -> None:
+    project = built(pipeline)
+    before, base = result(pipeline), versions_now(pipeline)
+    settings = [water_level(pipeline)]
+    version, summary = stage_backfill(
+        project.project, settings, at(0), at(5), timedelta(hours=1), True, at(20.5), None, tmp_path
+    )
+    assert version.name == "backfill_20260303_r1"
+    # Readers of the published tables see nothing of it: same rows, same table versions.
+    assert result(pipeline) == before
+    assert versions_now(pipeline) == base
+    staged = f"{version.detail['stage_schema']}.water_level_window_means"
+    assert result(pipeline, staged) != before
+    [harbour] = [row for row in summary if row.windows_changed]
+    assert (harbour.partition_start, harbour.windows_changed, harbour.final_windows_revised) == (at(0), 1, 1)
+    assert (harbour.rows_before, harbour.rows_after) == (3, 4)
+    assert Path(version.detail["manifest"]).exists() and Path(version.detail["summary"]).exists()
+
+    # Thresholds refuse promotion, naming the threshold, the partition and the figure; nothing changes.
+    with pytest.raises(
+        PublishRefused, match=r"partition 2026-03-03 08:00:00: revises 1 final windows, and final_windows is refuse"
+    ):
+        publish(project.project, version.name, {"final_windows": "refuse"})
+    with pytest.raises(
+        PublishRefused, match=r"partition 2026-03-03 08:00:00: total 8.0 -> 1008.0 .*over max_partition_change 0.5"
+    ):
+        publish(project.project, version.name, {"max_partition_change": 0.5})
+    assert versions_now(pipeline) == base
+
+    published = publish(project.project, version.name, {})
+    after_publish = result(pipeline)
+    assert after_publish == result(pipeline, None) and after_publish != before
+    assert next(row for row in after_publish if row[1] == "harbour" and row[0] == at(0))[2] == 3
+    assert not project.spark.sql(f"show schemas like '{version.detail['stage_schema']}'").collect()
+    # Listed, and readable by its name (an Iceberg tag, a Delta version number).
+    lines = version_lines(project.project)
+    assert lines[0].startswith(f"{version.name}: backfill published at")
+    read = next(line for line in lines if "water_level_window_means version as of" in line).split("select * from ")[1]
+    assert result(pipeline, read) == after_publish
+    assert published.tables == versions_now(pipeline)
+
+    # The next scheduled run loads a row that arrived meanwhile; then the backfill turns out bad.
+    add = lambda *readings: append_readings(pipeline.spark, pipeline.raw_table, readings)
+    add(Reading("f", "bridge", at(17.2), 10.0, at(20.7)))
+    pipeline.run(at(21))
+    history_at_12 = history(pipeline, at(12))
+    undone = rollback(project.project, settings, at(20), None, None, at(21.5))
+    assert result(pipeline) == before
+    assert mismatched(pipeline) == 0
+    assert history(pipeline, at(12)) == history_at_12
+    assert "rolled_back" in {
+        row["outcome"]
+        for row in project.spark.sql(
+            f"select outcome from {project.project.target_schema()}.late_data_run_audit where run_time = timestamp'2026-03-03 08:21:00'"
+        ).collect()
+    }
+    # The next run goes on from 08:20 and loads again what arrived since (row f), exactly.
+    pipeline.run(at(22))
+    assert mismatched(pipeline) == 0
+    assert next(row for row in result(pipeline) if row[1] == "bridge" and row[0] == at(17))[2] == 2
+
+    # A rollback is rolled back: to the published backfill's version by name.
+    rollback(project.project, settings, None, version.name, None, at(22.5))
+    assert result(pipeline) == after_publish
+    assert [v.name for v in named_versions(project.project)] == [version.name, undone.name, "rollback_20260303_r2"]
+    assert unfinished_lines(project.project) == ["last named version: rollback_20260303_r2 (rolled_back)"]
+
+    # Unknown versions, bad names, versions that expired: one line, nothing changed.
+    now = versions_now(pipeline)
+    with pytest.raises(PublishRefused, match="no version named nope"):
+        rollback(project.project, settings, None, "nope", None, at(23))
+    with pytest.raises(PublishRefused, match="is not a version name"):
+        rollback(project.project, settings, None, "Bad-Name", None, at(23))
+    with pytest.raises(PublishRefused, match="no run of water_level_window_means at 2026-03-03 08:02:00"):
+        rollback(project.project, settings, at(2), None, None, at(23))
+    if project.project.environment.table_format == "iceberg":
+        (moment,) = project.spark.sql("select current_timestamp() + interval 1 second").first()
+        for table in now:
+            project.spark.sql(
+                f"call spark_catalog.system.expire_snapshots(table => '{table}', older_than => timestamp'{moment}',"
+                " retain_last => 1)"
+            )
+        with pytest.raises(
+            PublishRefused, match=r"is no longer kept: .* has expired \(late_data.maintain_tables keeps"
+        ):
+            rollback(project.project, settings, at(1), None, None, at(23))
+        # A named version's snapshots are tagged: expiry keeps them.
+        rollback(project.project, settings, None, undone.name, None, at(23))
+        assert result(pipeline) == before
+    assert versions_now(pipeline) != {} and mismatched(pipeline) == 0
+
+
+def test_publish_interrupted_midway_is_reported_and_finished_by_publishing_again(
+    pipeline: Pipeline, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = built(pipeline)
+    before, base = result(pipeline), versions_now(pipeline)
+    settings = [water_level(pipeline)]
+    stage_backfill(project.project, settings, at(0), at(5), timedelta(hours=1), True, at(20.5), "resend", tmp_path)
+    # The publishing process dies right after the first table's commit (nothing in publish catches it).
+    copies = []
+
+    def copy_then_die(*args: Any) -> None:
+        if copies:
+            raise SystemExit("killed")
+        copies.append(args)
+        real_copy(*args)
+
+    real_copy = publishing.copy_partitions
+    monkeypatch.setattr(publishing, "copy_partitions", copy_then_die)
+    with pytest.raises(SystemExit):
+        publish(project.project, "resend", {})
+    monkeypatch.setattr(publishing, "copy_partitions", real_copy)
+    switched = {table for table, number in versions_now(pipeline).items() if number != base[table]}
+    assert switched == {f"{project.project.target_schema()}.water_level_window_means"}
+    [line] = unfinished_lines(project.project)
+    assert line.startswith("publish resend interrupted: 1 of ") and "`late-data publish resend` finishes it" in line
+    # Every writer refuses to build on the half-published state.
+    with pytest.raises(PublishRefused, match=r"publishing resend was interrupted .*: run `late-data publish resend`"):
+        rollback(project.project, settings, at(20), None, None, at(21))
+    publish(project.project, "resend", {})
+    assert result(pipeline) != before
+    assert unfinished_lines(project.project) == ["last named version: resend (published)"]
+    # Both published tables moved: the result and the history.
+    assert all(
+        number != base[table]
+        for table, number in versions_now(pipeline).items()
+        if "versions" not in table and "too_late" not in table and "quarantine" not in table
+    )
+
+
+def test_version_names_are_checked_before_anything_runs() -> None:
+    parser = build_parser()
+    for argv in (
+        ["publish", "Bad-Name"],
+        ["backfill", "--from", "2026-01-01", "--to", "2026-01-02", "--stage", "--name", "x y"],
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            parser.parse_args(argv)
+        assert exit_info.value.code == 2
