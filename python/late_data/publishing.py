@@ -166,7 +166,8 @@ def named_versions(project: DbtProject) -> list[NamedVersion]:
             name=row["name"],
             kind=row["kind"],
             status=row["status"],
-            pipelines=list(row["pipelines"]),
+            # An array through the Thrift Server is JSON text.
+            pipelines=json.loads(row["pipelines"]) if isinstance(row["pipelines"], str) else list(row["pipelines"]),
             run_time=as_moment(row["run_time"]),
             recorded_at=as_moment(row["recorded_at"]),
             state_at=as_moment(row["state_at"]),

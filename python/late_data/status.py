@@ -140,13 +140,18 @@ class ResumePoint:
 def resume_point(project: DbtProject) -> ResumePoint:
     if "late_data_run_audit" not in existing_tables(project.query, project.target_schema()):
         return ResumePoint(None, None, None)
+    audit = f"{project.target_schema()}.late_data_run_audit"
     (row,) = project.query(
-        _ATTEMPTS.format(audit=f"{project.target_schema()}.late_data_run_audit")
-        + """
+        _ATTEMPTS.format(audit=audit)
+        + f"""
         select
             min(if(is_unfinished, run_time, null)) as retry,
             max(if(outcome = 'success', run_time, null)) as last_success,
-            max(run_time) as last_recorded
+            -- Runs a rollback undid count here: the scheduler fed their rows, which the next runs load again.
+            greatest(
+                max(run_time),
+                (select max(run_time) from {audit} where run_kind not in ('backfill', 'rollback') and outcome = 'rolled_back')
+            ) as last_recorded
         from judged
         """
     )

@@ -823,6 +823,18 @@ def test_scheduled_runs_through_thrift_one_writer_at_a_time_while_another_proces
     clock.lap("late-data check")
     assert checked["exit"] == 0 and " 0 mismatched" in checked["stdout"], checked
     assert int(checked["stdout"].strip().splitlines()[-1].split("check: ")[1].split()[0]) > 50
+    # A rollback through the Thrift Server: every late-data table and the audit back to the first
+    # run's state, listed as a named version, and the oracle agrees (0 mismatched) right after.
+    first_run = " ".join(run_lines[0].split()[:2]).removeprefix("run_time=")
+    rolled = finish(late_data_process(env, "rollback", "--to", first_run))
+    clock.lap("late-data rollback")
+    assert rolled.returncode == 0 and f"back to {first_run}" in rolled.stdout, rolled.stderr[-3000:]
+    listed = late_data(env, "versions")
+    assert listed.returncode == 0 and "rollback_" in listed.stdout and " version as of 'rollback_" in listed.stdout
+    cluster_client.send({"late_data": ["check"]})
+    checked = cluster_client.receive()
+    clock.lap("late-data check after the rollback")
+    assert checked["exit"] == 0 and " 0 mismatched" in checked["stdout"], checked
     # Table maintenance last: it expires snapshots whose files the oracle may still have been reading.
     maintain = finish(dbt_process(env, "run-operation", "late_data.maintain_tables"))
     clock.lap("table maintenance")

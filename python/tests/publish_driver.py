@@ -1,0 +1,67 @@
+"""A process for the publish kill test (test_publishing.py): in LATE_DATA_HOME, `prepare` builds the
+water-level scenario of test_publishing and stages a backfill; `publish_killed` publishes it and
+SIGKILLs itself right after the first table's commit (no cleanup of any kind); `finish` reports what
+the killed publish left, then publishes again. Run as `python -m tests.publish_driver <step>` from
+python/; prints one JSON object per line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from late_data import publishing, table_versions
+from late_data.dbt_project import DbtProject
+from late_data.environment import prepare_environment
+from late_data.pipelines import select_pipelines
+from late_data.publishing import pipeline_tables, publish, require_nothing_unfinished, stage_backfill, unfinished_lines
+from tests.helpers import TEST_VARS, Pipeline
+from tests.test_publishing import at, built, result
+
+NAME = "resend"
+
+
+def emit(record: dict[str, Any]) -> None:
+    print(json.dumps(record, default=str), flush=True)
+
+
+def tables(project: DbtProject) -> dict[str, int | None]:
+    [settings] = select_pipelines(project, ["water_level_window_means"])
+    return {table: table_versions.current_version(project, table) for table in pipeline_tables(project, settings)}
+
+
+def main(step: str) -> None:
+    project = DbtProject(prepare_environment(), TEST_VARS)
+    if step == "prepare":
+        pipeline = built(Pipeline(project, TEST_VARS))
+        settings = select_pipelines(project, ["water_level_window_means"])
+        home = Path(os.environ["LATE_DATA_HOME"])
+        stage_backfill(project, settings, at(0), at(5), timedelta(hours=1), True, at(20.5), NAME, home)
+        emit({"tables": tables(project), "result": result(pipeline)})
+    elif step == "publish_killed":
+        real_copy = publishing.copy_partitions
+
+        def copy_then_die(*args: Any) -> None:
+            real_copy(*args)
+            emit({"killing": "after the first table's commit", "table": args[2]})
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        publishing.copy_partitions = copy_then_die  # type: ignore[assignment]
+        publish(project, NAME, {})
+    elif step == "finish":
+        emit({"tables": tables(project), "status": unfinished_lines(project)})
+        try:
+            require_nothing_unfinished(project)
+        except publishing.PublishRefused as refusal:
+            emit({"refused": str(refusal)})
+        publish(project, NAME, {})
+        emit({"tables": tables(project), "status": unfinished_lines(project)})
+    project.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
