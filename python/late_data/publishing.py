@@ -479,6 +479,8 @@ def publish(project: DbtProject, name: str, overrides: dict[str, Any]) -> NamedV
     stage = version.detail["stage_schema"]
     if version.status == "staged":
         summary = read_summary(Path(version.detail["summary"]))
+        if not any(row.windows_changed for row in summary):
+            raise PublishRefused(f"{name} changes no window: nothing to publish (`late-data discard {name}` drops it)")
         refused = violations(summary, version.detail["windows_in_range"], pipeline_thresholds(pipelines, overrides))
         if refused:
             more = f" (and {len(refused) - 1} more)" if len(refused) > 1 else ""
@@ -658,6 +660,12 @@ def plan_rollback(
             f" (late_data.maintain_tables keeps {keep_description(project)}; named versions are kept as long as"
             " their tag on Iceberg)"
         )
+    if all(table_versions.state_version(project, table) == number for table, number in kept.items()) and not (
+        audit_rows_to_mark(project, list(kept), state_at)
+    ):
+        raise PublishRefused(
+            f"nothing to roll back: every table of {', '.join(p.name for p in pipelines)} holds {described}'s state"
+        )
     version = NamedVersion(
         name=validate_name(name) if name else next_name(project, "rollback", now),
         kind="rollback",
@@ -675,6 +683,20 @@ def plan_rollback(
         raise PublishRefused(f"a version named {version.name} exists already: choose another --name")
     record(project, version)
     return version
+
+
+def audit_rows_to_mark(project: DbtProject, tables: list[str], state_at: datetime | None) -> int:
+    """Audit rows of `tables` a rollback to `state_at` would mark rolled back or restore."""
+    models = ", ".join(_sql_string(table.split(".")[-1]) for table in tables)
+    stamp = f"timestamp'{state_at:%Y-%m-%d %H:%M:%S.%f}'" if state_at else "null"
+    (row,) = project.query(
+        f"""
+        select count(*) as rows from {project.target_schema()}.{AUDIT}
+        where model in ({models}) and run_kind != 'rollback'
+            and ((recorded_at > {stamp} and outcome != 'rolled_back') or (recorded_at <= {stamp} and outcome = 'rolled_back'))
+        """
+    )
+    return int(row["rows"])
 
 
 def mark_audit(project: DbtProject, version: NamedVersion) -> None:

@@ -33,6 +33,21 @@ def current_version(project: DbtProject, table: str) -> int | None:
     return int(rows[0]["version"]) if rows else None
 
 
+def state_version(project: DbtProject, table: str) -> int | None:
+    """The version whose content the table holds now: its current version, except that a Delta
+    RESTORE is a commit of its own holding the content of the version it restored."""
+    if _format(project) == "iceberg":
+        return current_version(project, table)
+    history = {int(row["version"]): row for row in project.query(f"describe history {table}")}
+    version = max(history, default=None)
+    while version is not None and history[version]["operation"] == "RESTORE":
+        restored = int((history[version]["operationParameters"] or {}).get("version", -1))
+        if restored not in history:
+            break
+        version = restored
+    return version
+
+
 def version_at(project: DbtProject, table: str, moment: datetime) -> int | None:
     """The version that was current at `moment` (None: the table had no version yet). Iceberg's
     `history` logs each snapshot as it became current, rollbacks included; Delta's log is linear
@@ -61,7 +76,7 @@ def is_kept(project: DbtProject, table: str, version: int) -> bool:
 
 def restore(project: DbtProject, table: str, version: int) -> None:
     """Make `version` the table's current state (one metadata commit; nothing when it already is)."""
-    if current_version(project, table) == version:
+    if state_version(project, table) == version:
         return
     if _format(project) == "iceberg":
         project.execute(f"call spark_catalog.system.set_current_snapshot(table => '{table}', snapshot_id => {version})")

@@ -20,6 +20,7 @@ from late_data.pipelines import Pipeline as PipelineSettings
 from late_data.pipelines import select_pipelines
 from late_data.publishing import (
     PublishRefused,
+    discard,
     named_versions,
     pipeline_tables,
     publish,
@@ -146,7 +147,24 @@ def test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_
     assert result(pipeline) == after_publish
     # The scheduled runs' oracle leaves too-late rows out: the backfill counted one on purpose.
     assert mismatched(pipeline) == 1
-    assert [v.name for v in named_versions(project.project)] == [version.name, undone.name, "rollback_20260303_r2"]
+    # No command reports success on nothing: the same rollback again, a backfill that changes nothing.
+    with pytest.raises(
+        PublishRefused,
+        match=f"nothing to roll back: every table of water_level_window_means holds {version.name}'s state",
+    ):
+        rollback(project.project, settings, None, version.name, None, at(22.6))
+    unchanged, _ = stage_backfill(
+        project.project, settings, at(-60), at(-50), timedelta(hours=1), False, at(22.7), None, tmp_path
+    )
+    with pytest.raises(PublishRefused, match=f"{unchanged.name} changes no window: nothing to publish"):
+        publish(project.project, unchanged.name, {})
+    discard(project.project, unchanged.name)
+    assert [(v.name, v.status) for v in named_versions(project.project)] == [
+        (version.name, "published"),
+        (undone.name, "rolled_back"),
+        ("rollback_20260303_r2", "rolled_back"),
+        ("backfill_20260303_r2", "discarded"),
+    ]
     assert unfinished_lines(project.project) == ["last named version: rollback_20260303_r2 (rolled_back)"]
 
     # Unknown versions, bad names, versions that expired: one line, nothing changed.
