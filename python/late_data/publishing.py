@@ -509,6 +509,7 @@ def publish(project: DbtProject, name: str, overrides: dict[str, Any]) -> NamedV
             published[table] = number
             table_versions.tag(project, table, name, number)
     version.status, version.tables = "published", published
+    append_audit_rows(project, version, "publish")
     (clock,) = project.query("select current_timestamp() as now")
     version.state_at = as_moment(clock["now"])
     record(project, version)
@@ -719,13 +720,18 @@ def mark_audit(project: DbtProject, version: NamedVersion) -> None:
         where model in ({models}) and recorded_at <= {state_at} and outcome = 'rolled_back'
         """
     )
-    if version.run_time is None:
-        return
+    append_audit_rows(project, version, "rollback")
+
+
+def append_audit_rows(project: DbtProject, version: NamedVersion, kind: str) -> None:
+    """One audit row per table of a publish or a rollback (run_kind and outcome `kind`, invocation_id
+    its name, plan the table's version and the manifest), once (a resumed command adds none twice)."""
+    audit = f"{project.target_schema()}.{AUDIT}"
     given = {
         "invocation_id": _sql_string(version.name),
-        "run_kind": "'rollback'",
-        "run_time": f"timestamp'{format_timestamp(version.run_time)}'",
-        "outcome": "'rollback'",
+        "run_kind": _sql_string(kind),
+        "run_time": f"timestamp'{format_timestamp(version.run_time)}'" if version.run_time else "null",
+        "outcome": _sql_string(kind),
         "recorded_at": "current_timestamp()",
     }
     fields = project.spark.table(audit).schema.fields
@@ -735,14 +741,13 @@ def mark_audit(project: DbtProject, version: NamedVersion) -> None:
             {
                 **given,
                 "model": _sql_string(table.split(".")[-1]),
-                "plan": _sql_string(json.dumps({"version": number})),
+                "plan": _sql_string(json.dumps({"version": number, "manifest": version.detail.get("manifest")})),
             }.get(column.name, f"cast(null as {column.dataType.simpleString()})")
             + f" as {column.name}"
             for column in fields
         )
         for table, number in version.tables.items()
     )
-    # A resumed rollback adds none twice.
     project.execute(
         f"insert into {audit} select * from ({rows}) as listed"
         f" where not exists (select 1 from {audit} as a where a.invocation_id = listed.invocation_id"

@@ -103,8 +103,8 @@ _ATTEMPTS = """
         select model, run_time, max_by(outcome, recorded_at) as outcome
         from {audit}
         -- A run a rollback undid (outcome rolled_back) is no failure: the schedule goes on after the
-        -- run rolled back to, and the rollback's own rows are no run.
-        where run_kind not in ('backfill', 'rollback') and outcome not in ('started', 'rolled_back')
+        -- run rolled back to; a publish's and a rollback's own rows are no run.
+        where run_kind not in ('backfill', 'publish', 'rollback') and outcome not in ('started', 'rolled_back')
         group by model, run_time
     ),
     reach as (
@@ -150,7 +150,10 @@ def resume_point(project: DbtProject) -> ResumePoint:
             -- Runs a rollback undid count here: the scheduler fed their rows, which the next runs load again.
             greatest(
                 max(run_time),
-                (select max(run_time) from {audit} where run_kind not in ('backfill', 'rollback') and outcome = 'rolled_back')
+                (
+                    select max(run_time) from {audit}
+                    where run_kind not in ('backfill', 'publish', 'rollback') and outcome = 'rolled_back'
+                )
             ) as last_recorded
         from judged
         """

@@ -121,6 +121,11 @@ def test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_
     read = next(line for line in lines if "water_level_window_means version as of" in line).split("select * from ")[1]
     assert result(pipeline, read) == after_publish
     assert published.tables == versions_now(pipeline)
+    # The audit records what was published, when, and its manifest.
+    audit = f"{project.project.target_schema()}.late_data_run_audit"
+    recorded = project.spark.sql(f"select model, plan from {audit} where run_kind = 'publish'").collect()
+    assert {f"{project.project.target_schema()}.{row['model']}" for row in recorded} == set(published.tables)
+    assert {json.loads(row["plan"])["manifest"] for row in recorded} == {version.detail["manifest"]}
 
     # The next scheduled run loads a row that arrived meanwhile; then the backfill turns out bad.
     add = lambda *readings: append_readings(pipeline.spark, pipeline.raw_table, readings)
