@@ -596,9 +596,9 @@ def rollback_command(args: argparse.Namespace) -> int:
     require_built(project)
     pipelines = select_pipelines(project, args.pipeline)
     version = rollback(project, pipelines, to_run_time, to_version, args.name, utc_now())
+    state = f"the state after the run at {version.detail['to']}" if to_run_time else f"version {version.detail['to']}"
     print(
-        f"rollback: {version.name}: {len(version.tables)} tables of {', '.join(version.pipelines)} back to"
-        f" {version.detail['to']} (the state after the run at {version.run_time});"
+        f"rollback: {version.name}: {len(version.tables)} tables of {', '.join(version.pipelines)} back to {state};"
         " the next scheduled run loads again what arrived since"
     )
     return 0

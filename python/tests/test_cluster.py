@@ -828,7 +828,9 @@ def test_scheduled_runs_through_thrift_one_writer_at_a_time_while_another_proces
     first_run = " ".join(run_lines[0].split()[:2]).removeprefix("run_time=")
     rolled = finish(late_data_process(env, "rollback", "--to", first_run))
     clock.lap("late-data rollback")
-    assert rolled.returncode == 0 and f"back to {first_run}" in rolled.stdout, rolled.stderr[-3000:]
+    assert rolled.returncode == 0 and f"back to the state after the run at {first_run}" in rolled.stdout, rolled.stderr[
+        -3000:
+    ]
     listed = late_data(env, "versions")
     assert listed.returncode == 0 and "rollback_" in listed.stdout and " version as of 'rollback_" in listed.stdout
     cluster_client.send({"late_data": ["check"]})
