@@ -769,10 +769,11 @@ def version_lines(project: DbtProject) -> list[str]:
     lines = []
     for version in versions:
         stamp = format_timestamp(version.recorded_at) if version.recorded_at else "-"
+        to = str(version.detail.get("to", ""))
         held = (
-            f", the state after the run at {format_timestamp(version.run_time)}"
-            if version.kind == "rollback" and version.run_time
-            else ""
+            ""
+            if version.kind != "rollback"
+            else (f", version {to}'s state" if NAME.match(to) else f", the state after the run at {to}")
         )
         lines.append(
             f"{version.name}: {version.kind} {version.status} at {stamp}{held}; pipelines {', '.join(version.pipelines)}"
