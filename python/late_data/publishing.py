@@ -35,7 +35,7 @@ from late_data.dbt_project import DbtProject
 from late_data.pipelines import Pipeline, select_pipelines
 from late_data.raw_tables import existing_tables
 from late_data.table_history import commits_after
-from late_data.table_versions import as_moment
+from late_data.table_versions import as_moment, timestamp_literal
 from late_data.timeutil import format_timestamp
 
 log = logging.getLogger(__name__)
@@ -116,6 +116,11 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def _models(tables: list[str]) -> str:
+    """The audit's `model` values of schema.table names, as an SQL list."""
+    return ", ".join(_sql_string(table.split(".")[-1]) for table in tables)
+
+
 def _ensure_registry(project: DbtProject) -> None:
     project.execute(
         f"""
@@ -131,15 +136,12 @@ def record(project: DbtProject, version: NamedVersion) -> None:
     """Append the version's row (one commit: the journal's step)."""
     _ensure_registry(project)
 
-    def stamp(moment: datetime | None) -> str:
-        return f"timestamp'{moment:%Y-%m-%d %H:%M:%S.%f}'" if moment else "null"
-
     pipelines = ", ".join(_sql_string(name) for name in version.pipelines)
     project.execute(
         f"""
         insert into {registry(project)} values (
             {_sql_string(version.name)}, {_sql_string(version.kind)}, {_sql_string(version.status)},
-            array({pipelines}), {stamp(version.run_time)}, current_timestamp(), {stamp(version.state_at)},
+            array({pipelines}), {timestamp_literal(version.run_time)}, current_timestamp(), {timestamp_literal(version.state_at)},
             {_sql_string(json.dumps(version.tables))}, {_sql_string(json.dumps(version.base))},
             {_sql_string(json.dumps(version.detail, default=str))}
         )
@@ -565,7 +567,7 @@ def discard(project: DbtProject, name: str) -> None:
 
 def run_state_moment(project: DbtProject, pipelines: list[Pipeline], run_time: datetime) -> datetime:
     """When the run at `run_time` of the pipelines was last recorded: their tables' versions then are its state."""
-    models = ", ".join(_sql_string(table.split(".")[-1]) for p in pipelines for table in pipeline_tables(project, p))
+    models = _models([table for pipeline in pipelines for table in pipeline_tables(project, pipeline)])
     (row,) = project.query(
         f"""
         select max(recorded_at) as recorded_at from {project.target_schema()}.{AUDIT}
@@ -686,16 +688,21 @@ def plan_rollback(
     return version
 
 
+def audit_rollback_rows(tables: list[str], state_at: datetime | None) -> tuple[str, str]:
+    """Predicates on the audit: the rows of `tables` a rollback to `state_at` marks rolled back
+    (recorded later), and those it restores (recorded by then, marked by a later rollback)."""
+    stamp, models = timestamp_literal(state_at), _models(tables)
+    return (
+        f"model in ({models}) and recorded_at > {stamp} and run_kind != 'rollback' and outcome != 'rolled_back'",
+        f"model in ({models}) and recorded_at <= {stamp} and outcome = 'rolled_back'",
+    )
+
+
 def audit_rows_to_mark(project: DbtProject, tables: list[str], state_at: datetime | None) -> int:
     """Audit rows of `tables` a rollback to `state_at` would mark rolled back or restore."""
-    models = ", ".join(_sql_string(table.split(".")[-1]) for table in tables)
-    stamp = f"timestamp'{state_at:%Y-%m-%d %H:%M:%S.%f}'" if state_at else "null"
+    marked, restored = audit_rollback_rows(tables, state_at)
     (row,) = project.query(
-        f"""
-        select count(*) as rows from {project.target_schema()}.{AUDIT}
-        where model in ({models}) and run_kind != 'rollback'
-            and ((recorded_at > {stamp} and outcome != 'rolled_back') or (recorded_at <= {stamp} and outcome = 'rolled_back'))
-        """
+        f"select count(*) as rows from {project.target_schema()}.{AUDIT} where ({marked}) or ({restored})"
     )
     return int(row["rows"])
 
@@ -704,21 +711,14 @@ def mark_audit(project: DbtProject, version: NamedVersion) -> None:
     """The audit of the version's tables as it stood at its state_at: rows recorded later marked
     rolled back by it, rows a later rollback marked restored; then one `rollback` row per table."""
     audit = f"{project.target_schema()}.{AUDIT}"
-    models = ", ".join(_sql_string(table.split(".")[-1]) for table in version.tables)
-    state_at = f"timestamp'{version.state_at:%Y-%m-%d %H:%M:%S.%f}'" if version.state_at else "null"
+    marked, restored = audit_rollback_rows(list(version.tables), version.state_at)
     project.execute(
-        f"""
-        update {audit}
-        set rolled_back_outcome = outcome, outcome = 'rolled_back', rolled_back_by = {_sql_string(version.name)}
-        where model in ({models}) and recorded_at > {state_at} and run_kind != 'rollback' and outcome != 'rolled_back'
-        """
+        f"update {audit} set rolled_back_outcome = outcome, outcome = 'rolled_back',"
+        f" rolled_back_by = {_sql_string(version.name)} where {marked}"
     )
     project.execute(
-        f"""
-        update {audit}
-        set outcome = rolled_back_outcome, rolled_back_outcome = null, rolled_back_by = null
-        where model in ({models}) and recorded_at <= {state_at} and outcome = 'rolled_back'
-        """
+        f"update {audit} set outcome = rolled_back_outcome, rolled_back_outcome = null, rolled_back_by = null"
+        f" where {restored}"
     )
     append_audit_rows(project, version, "rollback")
 

@@ -10,8 +10,10 @@ from datetime import datetime
 from late_data.dbt_project import DbtProject
 
 
-def _stamp(moment: datetime) -> str:
-    return f"timestamp'{moment:%Y-%m-%d %H:%M:%S.%f}'"
+def timestamp_literal(moment: datetime | None) -> str:
+    """A moment as SQL, to the microsecond (a wall-clock moment such as a commit's, unlike a run
+    time's whole seconds); null for None."""
+    return f"timestamp'{moment:%Y-%m-%d %H:%M:%S.%f}'" if moment is not None else "null"
 
 
 def as_moment(value: datetime | str | None) -> datetime | None:
@@ -54,7 +56,7 @@ def version_at(project: DbtProject, table: str, moment: datetime) -> int | None:
     (a RESTORE is a commit of its own)."""
     if _format(project) == "iceberg":
         rows = project.query(
-            f"select snapshot_id from {table}.history where made_current_at <= {_stamp(moment)}"
+            f"select snapshot_id from {table}.history where made_current_at <= {timestamp_literal(moment)}"
             " order by made_current_at desc limit 1"
         )
         return int(rows[0]["snapshot_id"]) if rows else None
