@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup demo test check lint docs sql-docs pytest pytest-cluster cluster-packages bench bench-quick cluster-up cluster-down cluster-status cluster-demo clean
+.PHONY: setup demo test check lint docs sql-docs pytest pytest-cluster cluster-packages bench bench-quick bench-soak cluster-up cluster-down cluster-status cluster-demo clean
 
 setup: $(INSTALLED)
 
@@ -79,6 +79,12 @@ DELTA_CELLS = --cell 100:2:heavy --cell 1000:2:sparse
 bench: setup
 	$(BIN)/late-data bench --out bench
 	LATE_DATA_HOME=$(DELTA_HOME) $(BIN)/late-data bench --table-format delta $(DELTA_CELLS) --out bench/delta
+	$(MAKE) bench-soak
+
+# A day of one-minute scheduled runs (1,000 at 100 heavy series, the scheduler's upkeep on): each
+# run's seconds, files and metadata into bench/soak_100_heavy.{csv,md,png}. About 80 minutes here.
+bench-soak: setup
+	$(BIN)/late-data bench --soak 1000 --cell 100:2:heavy --out bench
 
 bench-quick: setup
 	$(BIN)/late-data bench --quick --out bench/quick

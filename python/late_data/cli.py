@@ -301,6 +301,14 @@ def build_parser() -> argparse.ArgumentParser:
         " for cells too large to measure every strategy of, e.g. 100000:2:heavy",
     )
     bench.add_argument(
+        "--soak",
+        type=positive_int,
+        default=None,
+        metavar="RUNS",
+        help="instead of the matrix: RUNS consecutive one-minute scheduled runs of one cell (default 100:2:heavy)"
+        " with the scheduler's upkeep, each run's seconds, files and metadata into soak_<cell>.csv/.md/.png",
+    )
+    bench.add_argument(
         "--table-format",
         choices=TABLE_FORMATS,
         default=None,
@@ -626,6 +634,8 @@ def bench_command(args: argparse.Namespace) -> int:
     )
     cells = tuple(args.cells) if args.cells else None
     try:
+        if args.soak:
+            return soak_command(environment, cells, args.soak, args.out, machine)
         for path in run_bench(
             args.out,
             machine,
@@ -639,6 +649,25 @@ def bench_command(args: argparse.Namespace) -> int:
     finally:
         if lock is not None:
             lock.close()
+    return 0
+
+
+def soak_command(
+    environment: ProjectEnvironment, cells: tuple[BenchCell, ...] | None, runs: int, out: Path, machine: str
+) -> int:
+    """The soak cell, in this process, with the scheduler's default upkeep."""
+    from late_data_bench.benchmarks import BenchCell
+    from late_data_bench.soak import run_soak
+
+    if cells is not None and len(cells) != 1:
+        raise SetupError("--soak measures one cell: give at most one --cell")
+    cell = cells[0] if cells else BenchCell(100, 2, "heavy")
+    project = DbtProject(environment)
+    try:
+        for path in run_soak(project, cell, runs, out, Upkeep(reconcile_every=60, maintain_every=60), machine):
+            print(f"bench: wrote {path}")
+    finally:
+        project.close()
     return 0
 
 

@@ -254,7 +254,7 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int, whole_run_only: 
     hour), each one minute after an untimed run that brings every table up to date. Then time as
     many whole scheduled runs of this project over the next hour, the same way (with
     `whole_run_only`, only those)."""
-    feed, history_end = _built_history(project, cell)
+    feed, history_end = built_history(project, cell)
     minutes = _minutes_over_an_hour(runs)
     profiles: dict[str, RunProfile] = {}
     if cell.key in DAILY_CELLS:
@@ -392,7 +392,7 @@ def bench_thrift_whole_run(project: DbtProject, cell: BenchCell, runs: int) -> t
     and the feed, for plain dbt's runs after it."""
     if project.environment.profile_target != "thrift":
         raise ValueError("late-data bench --thrift needs LATE_DATA_TARGET=thrift and a running cluster")
-    feed, history_end = _built_history(project, cell)
+    feed, history_end = built_history(project, cell)
     next_hour = history_end + timedelta(hours=1)
     timings = _timed_whole_runs(
         project, cell, feed, [next_hour + timedelta(minutes=m, seconds=10) for m in _minutes_over_an_hour(runs)], {}
@@ -415,7 +415,7 @@ def _result(cell: BenchCell, strategy: str, timings: list[_Timing]) -> BenchResu
     )
 
 
-def _built_history(project: DbtProject, cell: BenchCell) -> tuple[_Feed, datetime]:
+def built_history(project: DbtProject, cell: BenchCell) -> tuple[_Feed, datetime]:
     """Fresh schemas with the cell's history generated and this project's tables built on it
     (untimed): the feed of later arrivals and the end of the history."""
     project.use_vars(bench_vars(cell))

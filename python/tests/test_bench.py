@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from late_data_bench.benchmarks import (
     HISTORY_SNAPSHOT,
     OURS,
@@ -18,6 +20,7 @@ from late_data_bench.benchmarks import (
     bench_cell,
     write_bench_outputs,
 )
+from late_data_bench.soak import SoakRun, read_soak_runs, summarize, write_soak_outputs
 
 
 def test_quick_benchmark_runs_every_strategy_on_the_same_answers(project: Any, tmp_path) -> None:
@@ -99,3 +102,42 @@ def test_thrift_rows_join_their_cell_with_plain_dbt_beside_the_warm_run(tmp_path
     # Measuring the cell again on the embedded target keeps its thrift rows.
     write_bench_outputs([CellMeasurement(cell, embedded, {})], tmp_path, "test machine", keep_other_cells=True)
     assert "| 5.00 | 1.25 | 9.00 | 1.80 |" in paths[1].read_text()
+
+
+def test_a_soak_summary_compares_the_last_hundred_runs_with_runs_100_to_200(tmp_path) -> None:
+    """`late-data bench --soak`: the median of the last 100 runs over the median of runs 100 to 200,
+    reconciliation runs left out of both; files and metadata as the most of each stretch; the
+    runs survive a round trip through the CSV a long soak rewrites every 50 runs."""
+    cell = BenchCell(locations=100, history_hours=2, lateness="heavy")
+
+    def run(number: int) -> SoakRun:
+        seconds = 2.0 if number <= 200 else 2.4  # a 1.2x slowdown after run 200
+        return SoakRun(
+            run=number,
+            run_time=f"2026-06-01 {number // 60:02d}:{number % 60:02d}:10",
+            seconds=60.0 if number % 60 == 0 else seconds,
+            snapshot_seconds=1.0,
+            reconciliation=number % 60 == 0,
+            maintenance_seconds=5.0 if number % 60 == 0 else 0.0,
+            history_data_files=20,
+            history_delete_files=0,
+            means_data_files=10,
+            means_delete_files=0,
+            data_files=100 + number,
+            metadata_bytes=1_000 * number,
+        )
+
+    measured = [run(number) for number in range(1, 401)]
+    summary = summarize(measured)
+    assert (summary.baseline_median_s, summary.tail_median_s) == (2.0, 2.4)
+    assert round(summary.ratio, 2) == 1.2
+    assert (summary.baseline_max_files, summary.tail_max_files) == (300, 500)
+    assert (summary.baseline_max_metadata_bytes, summary.tail_max_metadata_bytes) == (200_000, 400_000)
+    paths = write_soak_outputs(measured, cell, tmp_path, "test machine")
+    assert [path.name for path in paths] == ["soak_100_heavy.csv", "soak_100_heavy.md", "soak_100_heavy.png"]
+    assert read_soak_runs(paths[0]) == measured
+    table = paths[1].read_text()
+    assert "| 2.00 | 2.40 | 1.20x (target at most 1.1x: not met) |" in table
+    assert "Reconciliations: 6, median 60.00 s. Maintenance: 6 times, median 5.00 s" in table
+    with pytest.raises(ValueError, match="at least 300 runs"):
+        summarize(measured[:299])
