@@ -55,6 +55,7 @@
             {%- endfor %}
             )
             using {{ late_data.audit_format() }}
+            {{ late_data.tblproperties(late_data.audit_format()) }}
         {%- endcall -%}
         {%- do late_data.forget_relation(audit) -%}
     {%- else -%}

@@ -126,7 +126,8 @@
         {%- set applied = late_data.applied_relation(pipeline, dimension) -%}
         {%- if not late_data.relation_exists(applied) -%}
             {%- do adapter.execute('create table ' ~ applied ~ ' (dimension_key string, valid_from timestamp, valid_to timestamp,'
-                ~ ' row_json string, applied_from timestamp, applied_to timestamp) using ' ~ pipeline.file_format) -%}
+                ~ ' row_json string, applied_from timestamp, applied_to timestamp) using ' ~ pipeline.file_format
+                ~ ' ' ~ late_data.tblproperties(pipeline.file_format)) -%}
             {%- do late_data.forget_relation(applied) -%}
         {%- endif -%}
         {%- set changes = late_data.dimension_changes(pipeline, dimension) -%}

@@ -3,9 +3,11 @@
         snapshot to each late-data table it changes and appends small files to the audit and the
         versions tables; without maintenance, metadata and file counts grow with the number of
         runs. Compacts the audit, the versions tables (sorted by arrival, so a run's stamp
-        predicates keep skipping files) and the history files that carry deletes, then expires the
-        snapshots older than `keep_hours` of every late-data table, keeping at least the last
-        `keep_snapshots`. Numbers do not change; time travel reaches back `keep_hours`. -#}
+        predicates keep skipping files) and the histories (the small files each run adds to the
+        closed versions, and files that carry deletes), then expires the snapshots older than
+        `keep_hours` of every late-data table, keeping at least the last `keep_snapshots`, and
+        bounds every Iceberg table's metadata files (late_data.iceberg_metadata_properties).
+        Numbers do not change; time travel reaches back `keep_hours`. -#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
     {%- for file_format in ['iceberg', 'delta'] -%}
         {%- set relations = late_data.maintained_relations(file_format) -%}
@@ -56,7 +58,13 @@
     {%- for table, how in compactions -%}
         {%- do run_query("call spark_catalog.system.rewrite_data_files(table => " ~ late_data.sql_string(table.render()) ~ ", " ~ how ~ ")") -%}
     {%- endfor -%}
+    {%- set kept_metadata = [] -%}
+    {%- for key, value in late_data.iceberg_metadata_properties() | dictsort -%}
+        {%- do kept_metadata.append(late_data.sql_string(key) ~ ' = ' ~ late_data.sql_string(value)) -%}
+    {%- endfor -%}
     {%- for table in relations.all -%}
+        {#- Tables built before the package bounded their metadata files get the setting here. -#}
+        {%- do adapter.execute('alter table ' ~ table.render() ~ ' set tblproperties (' ~ kept_metadata | join(', ') ~ ')') -%}
         {%- do run_query(
             "call spark_catalog.system.expire_snapshots(table => " ~ late_data.sql_string(table.render()) ~ ", older_than => "
             ~ older_than ~ ", retain_last => " ~ keep_snapshots ~ ")"
