@@ -10,6 +10,7 @@ import json
 import logging
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import timedelta
 from pathlib import Path
@@ -28,7 +29,7 @@ log = logging.getLogger(__name__)
 
 # The late-data tables of the bench's water-level pipeline, whose metadata the soak weighs.
 SOAK_TABLES = (MEANS, HISTORY, "int_water_level__versions", "water_level_too_late_readings", "late_data_run_audit")
-# The issue's yardsticks: the median of the last 100 runs against runs 100 to 200.
+# Flat means: the median of the last 100 runs at most 1.1x the median of runs 100 to 200.
 BASELINE_RUNS = (100, 200)
 TAIL_RUNS = 100
 FLAT_RATIO = 1.1
@@ -187,7 +188,9 @@ def read_soak_runs(path: Path) -> list[SoakRun]:
 
 
 def _typed(text: str, type_name: Any) -> Any:
-    return {"int": int, "float": float, "bool": lambda value: value == "True"}.get(str(type_name), str)(text)
+    """A CSV cell as its field's type (the dataclass's annotations are strings here)."""
+    parsers: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "bool": lambda value: value == "True"}
+    return parsers.get(str(type_name), str)(text)
 
 
 def summarize(measured: list[SoakRun]) -> SoakSummary:
@@ -239,10 +242,31 @@ def soak_markdown(measured: list[SoakRun], cell: BenchCell, machine: str) -> str
             f" Maintenance: {len(maintenance)} times, median {statistics.median(maintenance or [0]):.2f} s"
             " (after the run, not in its seconds).",
             "",
+            "Per 100 runs (reconciliations left out of the medians; files and metadata at the stretch's end):",
+            "",
+            "| runs | median s | history snapshot median s | history data files | result data files"
+            " | data files on disk | metadata MiB |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+            *_stretch_rows(measured),
+            "",
             f"Every run: {soak_name(cell)}.csv; plot: {soak_name(cell)}.png.",
             "",
         ]
     )
+
+
+def _stretch_rows(measured: list[SoakRun], size: int = 100) -> list[str]:
+    rows = []
+    for start in range(0, len(measured), size):
+        stretch = measured[start : start + size]
+        plain = [run for run in stretch if not run.reconciliation] or stretch
+        last = stretch[-1]
+        rows.append(
+            f"| {stretch[0].run} to {last.run} | {statistics.median(run.seconds for run in plain):.2f}"
+            f" | {statistics.median(run.snapshot_seconds for run in plain):.2f} | {last.history_data_files}"
+            f" | {last.means_data_files} | {last.data_files} | {last.metadata_bytes / 2**20:.1f} |"
+        )
+    return rows
 
 
 def write_soak_outputs(measured: list[SoakRun], cell: BenchCell, out_dir: Path, machine: str) -> list[Path]:

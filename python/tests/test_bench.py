@@ -139,5 +139,6 @@ def test_a_soak_summary_compares_the_last_hundred_runs_with_runs_100_to_200(tmp_
     table = paths[1].read_text()
     assert "| 2.00 | 2.40 | 1.20x (target at most 1.1x: not met) |" in table
     assert "Reconciliations: 6, median 60.00 s. Maintenance: 6 times, median 5.00 s" in table
+    assert "| 301 to 400 | 2.40 | 1.00 | 20 | 10 | 500 | 0.4 |" in table
     with pytest.raises(ValueError, match="at least 300 runs"):
         summarize(measured[:299])
