@@ -14,11 +14,11 @@
         {%- set current = late_data.partition_columns(history) if history is not none else wanted -%}
         {%- if history is not none -%}
             {#- The write modes too: a history built by an earlier version used merge-on-read. -#}
-            {%- set properties = [] -%}
+            {%- set modes = {} -%}
             {%- for key, value in late_data.history_table_properties(file_format).items() if key != 'format-version' -%}
-                {%- do properties.append(late_data.sql_string(key) ~ ' = ' ~ late_data.sql_string(value)) -%}
+                {%- do modes.update({key: value}) -%}
             {%- endfor -%}
-            {%- do adapter.execute('alter table ' ~ history ~ ' set tblproperties (' ~ properties | join(', ') ~ ')') -%}
+            {%- do adapter.execute('alter table ' ~ history ~ ' set tblproperties (' ~ late_data.property_assignments(modes) ~ ')') -%}
         {%- endif -%}
         {%- if current == wanted -%}
             {%- do log('late_data.migrate_history: ' ~ node.alias ~ ' is partitioned as it should be', info=true) -%}
@@ -38,13 +38,10 @@
             {%- endfor -%}
             {%- do log('late_data.migrate_history: ' ~ history ~ ' partitioned by ' ~ wanted | join(', ') ~ ' from now on (Iceberg partition evolution)', info=true) -%}
         {%- else -%}
-            {%- set properties = [] -%}
-            {%- for key, value in late_data.history_table_properties(file_format).items() -%}
-                {%- do properties.append(late_data.sql_string(key) ~ ' = ' ~ late_data.sql_string(value)) -%}
-            {%- endfor -%}
             {%- do adapter.execute(
-                'replace table ' ~ history ~ ' using delta partitioned by (' ~ wanted | join(', ') ~ ') tblproperties ('
-                ~ properties | join(', ') ~ ') as select * from ' ~ history
+                'replace table ' ~ history ~ ' using delta partitioned by (' ~ wanted | join(', ') ~ ') '
+                ~ late_data.tblproperties(file_format, late_data.history_table_properties(file_format))
+                ~ ' as select * from ' ~ history
             ) -%}
             {%- do log('late_data.migrate_history: ' ~ history ~ ' rewritten, partitioned by ' ~ wanted | join(', '), info=true) -%}
         {%- endif -%}

@@ -58,13 +58,10 @@
     {%- for table, how in compactions -%}
         {%- do run_query("call spark_catalog.system.rewrite_data_files(table => " ~ late_data.sql_string(table.render()) ~ ", " ~ how ~ ")") -%}
     {%- endfor -%}
-    {%- set kept_metadata = [] -%}
-    {%- for key, value in late_data.iceberg_metadata_properties() | dictsort -%}
-        {%- do kept_metadata.append(late_data.sql_string(key) ~ ' = ' ~ late_data.sql_string(value)) -%}
-    {%- endfor -%}
+    {%- set kept_metadata = late_data.property_assignments(late_data.iceberg_metadata_properties()) -%}
     {%- for table in relations.all -%}
         {#- Tables built before the package bounded their metadata files get the setting here. -#}
-        {%- do adapter.execute('alter table ' ~ table.render() ~ ' set tblproperties (' ~ kept_metadata | join(', ') ~ ')') -%}
+        {%- do adapter.execute('alter table ' ~ table.render() ~ ' set tblproperties (' ~ kept_metadata ~ ')') -%}
         {%- do run_query(
             "call spark_catalog.system.expire_snapshots(table => " ~ late_data.sql_string(table.render()) ~ ", older_than => "
             ~ older_than ~ ", retain_last => " ~ keep_snapshots ~ ")"

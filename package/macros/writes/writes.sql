@@ -28,11 +28,20 @@
         folder grew by 0.3 to 1 MB a run, the growth itself growing (bench/soak_100_heavy.md).
         With these, each table keeps its newest 20. Time travel and rollback read snapshots,
         not old metadata files. -#}
-    {%- set options = [] -%}
-    {%- for key, value in (properties | dictsort) + (late_data.iceberg_metadata_properties() | dictsort if file_format == 'iceberg' else []) -%}
-        {%- do options.append(late_data.sql_string(key) ~ ' = ' ~ late_data.sql_string(value)) -%}
+    {%- set all_properties = {} -%}
+    {%- do all_properties.update(properties) -%}
+    {%- if file_format == 'iceberg' -%}{%- do all_properties.update(late_data.iceberg_metadata_properties()) -%}{%- endif -%}
+    {{- 'tblproperties (' ~ late_data.property_assignments(all_properties) ~ ')' if all_properties else '' -}}
+{% endmacro %}
+
+
+{% macro property_assignments(properties) %}
+    {#- `'key' = 'value', ...` of a dict of table properties, in key order, for TBLPROPERTIES. -#}
+    {%- set assignments = [] -%}
+    {%- for key, value in properties | dictsort -%}
+        {%- do assignments.append(late_data.sql_string(key) ~ ' = ' ~ late_data.sql_string(value)) -%}
     {%- endfor -%}
-    {{- 'tblproperties (' ~ options | join(', ') ~ ')' if options else '' -}}
+    {{- return(assignments | join(', ')) -}}
 {% endmacro %}
 
 
