@@ -110,5 +110,11 @@ def clone(project: DbtProject, source: str, target: str) -> None:
         project.execute(
             f"call spark_catalog.system.register_table(table => '{target}', metadata_file => '{row['file']}')"
         )
+        # The copy inherits the source's metadata log, whose files are the source's: with the
+        # package's metadata bound on, enough commits to the copy would delete them, the source's
+        # current metadata file among them. The copy keeps every metadata file instead.
+        project.execute(
+            f"alter table {target} set tblproperties ('write.metadata.delete-after-commit.enabled' = 'false')"
+        )
     else:
         project.execute(f"create table {target} shallow clone {source}")

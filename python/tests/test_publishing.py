@@ -244,3 +244,29 @@ def test_version_names_are_checked_before_anything_runs() -> None:
         with pytest.raises(SystemExit) as exit_info:
             parser.parse_args(argv)
         assert exit_info.value.code == 2
+
+
+def test_commits_to_an_iceberg_stage_copy_never_delete_the_source_tables_metadata(project: Any) -> None:
+    """A stage's Iceberg copy inherits its source's metadata log; the package's tables delete
+    metadata files that leave their log, so without the copy's own setting 21 commits to the copy
+    would delete the source's current metadata file and break the published table."""
+    if project.environment.table_format != "iceberg":
+        pytest.skip("Delta stages are shallow clones with a log of their own")
+    schema = project.target_schema()
+    source, copy = f"{schema}.clone_source", f"{schema}.clone_copy"
+    project.execute(f"create schema if not exists {schema}")
+    for table in (copy, source):
+        project.execute(f"drop table if exists {table}")
+    project.execute(
+        f"create table {source} (reading int) using iceberg tblproperties"
+        " ('write.metadata.delete-after-commit.enabled' = 'true', 'write.metadata.previous-versions-max' = '20')"
+    )
+    project.execute(f"insert into {source} values (1)")
+    (current,) = project.query(f"select file from {source}.metadata_log_entries order by timestamp desc limit 1")
+    table_versions.clone(project, source, copy)
+    for number in range(25):
+        project.execute(f"alter table {copy} set tblproperties ('late_data.test_commit' = '{number}')")
+    assert Path(str(current["file"]).removeprefix("file:")).exists()
+    assert [row["reading"] for row in project.query(f"select reading from {source}")] == [1]
+    for table in (copy, source):
+        project.execute(f"drop table {table}")
