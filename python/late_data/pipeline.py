@@ -158,17 +158,24 @@ class Upkeep:
         if self.reconcile_every < 0 or self.maintain_every < 0:
             raise ValueError("--reconcile-every and --maintain-every must be 0 (never) or a positive number of runs")
 
+    def reconciles(self, run_number: int) -> bool:
+        """Whether scheduled run number `run_number` (from 1) is a reconciliation."""
+        return bool(self.reconcile_every) and run_number % self.reconcile_every == 0
+
+    def maintains(self, run_number: int) -> bool:
+        """Whether the tables are maintained after scheduled run number `run_number`."""
+        return bool(self.maintain_every) and run_number % self.maintain_every == 0
+
     def run(self, project: DbtProject, run_time: datetime, select: str | None, run_number: int) -> RunReport:
         """Scheduled run number `run_number` (from 1), then the maintenance due after it."""
-        reconcile = bool(self.reconcile_every) and run_number % self.reconcile_every == 0
         try:
-            report = run_pipeline(project, run_time, select, reconcile=reconcile)
+            report = run_pipeline(project, run_time, select, reconcile=self.reconciles(run_number))
         except DbtInvocationError as error:
             raise DbtInvocationError(
                 f"the run at {format_timestamp(run_time)} failed: {error}. `late-data status` lists it;"
                 " the next `late-data schedule` runs it again"
             ) from error
-        if self.maintain_every and run_number % self.maintain_every == 0:
+        if self.maintains(run_number):
             maintain_tables(project)
         return report
 

@@ -100,8 +100,8 @@ def run_soak(
                 run_time=format_timestamp(run_time),
                 seconds=round(report.seconds, 3),
                 snapshot_seconds=0.0,
-                reconciliation=bool(upkeep.reconcile_every) and number % upkeep.reconcile_every == 0,
-                maintenance_seconds=round(upkept - report.seconds, 3) if _maintained(upkeep, number) else 0.0,
+                reconciliation=upkeep.reconciles(number),
+                maintenance_seconds=round(upkept - report.seconds, 3) if upkeep.maintains(number) else 0.0,
                 history_data_files=history_files[0],
                 history_delete_files=history_files[1],
                 means_data_files=means_files[0],
@@ -120,10 +120,6 @@ def run_soak(
 def _with_snapshot_seconds(project: DbtProject, measured: list[SoakRun]) -> list[SoakRun]:
     seconds = _snapshot_seconds(project, [run.run_time for run in measured])
     return [replace(run, snapshot_seconds=seconds.get(run.run_time, 0.0)) for run in measured]
-
-
-def _maintained(upkeep: Upkeep, number: int) -> bool:
-    return bool(upkeep.maintain_every) and number % upkeep.maintain_every == 0
 
 
 def _location(spark: Any, table: str, table_format: str) -> Path:
