@@ -100,15 +100,21 @@ def read_as_of(project: DbtProject, table: str, version: int, name: str | None =
     return f"{table} version as of {version}"
 
 
+def current_metadata_file(project: DbtProject, table: str) -> str:
+    """An Iceberg table's current metadata file, as its metadata log names it."""
+    (row,) = project.query(f"select file from {table}.metadata_log_entries order by timestamp desc limit 1")
+    return str(row["file"])
+
+
 def clone(project: DbtProject, source: str, target: str) -> None:
     """A copy of `source` as it is now, sharing its data files (metadata only): Iceberg registers
     the current metadata under a second name (its writes add files and metadata of their own;
     dropped without PURGE, which `drop table` is, it leaves the source alone); Delta makes a
     shallow clone."""
     if _format(project) == "iceberg":
-        (row,) = project.query(f"select file from {source}.metadata_log_entries order by timestamp desc limit 1")
+        metadata_file = current_metadata_file(project, source)
         project.execute(
-            f"call spark_catalog.system.register_table(table => '{target}', metadata_file => '{row['file']}')"
+            f"call spark_catalog.system.register_table(table => '{target}', metadata_file => '{metadata_file}')"
         )
         # The copy inherits the source's metadata log, whose files are the source's: with the
         # package's metadata bound on, enough commits to the copy would delete them, the source's

@@ -22,6 +22,7 @@ from late_data import delta_log
 from late_data.dbt_project import DbtProject
 from late_data.pipeline import Upkeep, tagged_selection
 from late_data.table_history import delta_active_files
+from late_data.table_versions import current_metadata_file
 from late_data.timeutil import format_timestamp
 from late_data_bench.benchmarks import HISTORY, MEANS, BenchCell, built_history
 
@@ -82,7 +83,7 @@ def run_soak(
     feed, history_end = built_history(project, cell)
     spark, schema = project.spark, project.target_schema()
     table_format = project.environment.table_format
-    locations = {table: _location(spark, f"{schema}.{table}", table_format) for table in SOAK_TABLES}
+    locations = {table: _location(project, f"{schema}.{table}", table_format) for table in SOAK_TABLES}
     measured: list[SoakRun] = []
     first = history_end + timedelta(minutes=1, seconds=10)
     for number in tqdm(range(1, runs + 1), desc=f"soak {cell}", unit="run"):
@@ -122,11 +123,10 @@ def _with_snapshot_seconds(project: DbtProject, measured: list[SoakRun]) -> list
     return [replace(run, snapshot_seconds=seconds.get(run.run_time, 0.0)) for run in measured]
 
 
-def _location(spark: Any, table: str, table_format: str) -> Path:
+def _location(project: DbtProject, table: str, table_format: str) -> Path:
     if table_format == "iceberg":
-        newest = spark.sql(f"select file from {table}.metadata_log_entries order by timestamp desc limit 1").first()
-        return delta_log.local_path(str(newest["file"])).parent.parent
-    return delta_log.local_path(str(spark.sql(f"describe detail {table}").first()["location"]))
+        return delta_log.local_path(current_metadata_file(project, table)).parent.parent
+    return delta_log.local_path(str(project.spark.sql(f"describe detail {table}").first()["location"]))
 
 
 def _file_counts(spark: Any, table: str, location: Path, table_format: str) -> tuple[int, int]:

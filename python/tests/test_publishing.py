@@ -262,11 +262,11 @@ def test_commits_to_an_iceberg_stage_copy_never_delete_the_source_tables_metadat
         " ('write.metadata.delete-after-commit.enabled' = 'true', 'write.metadata.previous-versions-max' = '20')"
     )
     project.execute(f"insert into {source} values (1)")
-    (current,) = project.query(f"select file from {source}.metadata_log_entries order by timestamp desc limit 1")
+    current = table_versions.current_metadata_file(project, source)
     table_versions.clone(project, source, copy)
     for number in range(25):
         project.execute(f"alter table {copy} set tblproperties ('late_data.test_commit' = '{number}')")
-    assert Path(str(current["file"]).removeprefix("file:")).exists()
+    assert Path(current.removeprefix("file:")).exists()
     assert [row["reading"] for row in project.query(f"select reading from {source}")] == [1]
     for table in (copy, source):
         project.execute(f"drop table {table}")
