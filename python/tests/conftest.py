@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from late_data.dbt_project import DbtProject
-from late_data.environment import prepare_environment
+from late_data.environment import delta_jars_unavailable, prepare_environment
+from tests import delta_proofs
 from tests.helpers import TEST_VARS, Pipeline
 
 
@@ -25,6 +26,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         fixtures = set(getattr(item, "fixturenames", ()))
         if fixtures & {"project", "late_data_project", "pipeline"} or item.get_closest_marker("cluster"):
             item.add_marker(pytest.mark.spark)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The Delta proofs start now, beside the rest of the suite, when their test is selected and
+    this session is not itself on Delta (tests/delta_proofs.py)."""
+    if session.config.option.collectonly:
+        return
+    selected = any(item.nodeid.endswith(delta_proofs.TEST_ID) for item in session.items)
+    if selected and os.environ.get("LATE_DATA_TABLE_FORMAT") != "delta" and delta_jars_unavailable() is None:
+        delta_proofs.start()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    delta_proofs.stop()
 
 
 @pytest.fixture(scope="session")

@@ -6,9 +6,6 @@ Spark's Ivy cache, or LATE_DATA_DELTA_MAVEN=1) and are skipped with that reason 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,25 +24,9 @@ from late_data.environment import (
     jvm_delta_version,
     prepare_environment,
 )
+from tests import delta_proofs
 
 PINNED = installed_version("delta-spark") or ""
-PROJECT_DIR = Path(__file__).resolve().parents[2]
-# Run again on Delta tables in a process of their own (its own LATE_DATA_HOME and Spark): the tests
-# whose proofs read the table format's metadata, the multi-run scenario with the oracle after every
-# run and the history checked against every published state, and the example pipelines whose runs
-# write what no other does (a dimension's applied rows, merged; sliding windows). The error-rate
-# pipeline's proofs (test_error_rates.py, 200 s more on Delta) and the example's meter and daily
-# pipelines run on Iceberg only: their writes are the same macros as the means'.
-FORMAT_AWARE_TESTS = (
-    "python/tests/test_corrections.py",
-    "python/tests/test_scenario_oracle.py",
-    "python/tests/test_maintenance.py",
-    "python/tests/test_scan_horizon.py",
-    "python/tests/test_example_project.py::test_revenue_by_region_follows_late_corrections_of_the_customer_dimension",
-    "python/tests/test_example_project.py::test_latency_percentiles_on_sliding_windows_stay_right",
-    "python/tests/test_publishing.py",
-    "python/tests/test_delta.py::test_the_classes_spark_loaded_are_the_pinned_release",
-)
 
 
 def jar(directory: Path, name: str, entries: dict[str, str] | None = None) -> Path:
@@ -145,18 +126,8 @@ def test_the_commit_log_proofs_hold_on_delta_tables(project: Any) -> None:
     reason = delta_jars_unavailable()
     if reason is not None:
         pytest.skip(reason)
-    # The child's conftest gives it a LATE_DATA_HOME of its own: no Derby metastore is shared.
-    environment = {**os.environ, "LATE_DATA_TABLE_FORMAT": "delta", "LATE_DATA_TARGET": "delta"}
-    environment.pop("LATE_DATA_HOME", None)
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *FORMAT_AWARE_TESTS],
-        cwd=PROJECT_DIR,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-    )
-    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    code, output = delta_proofs.start().outcome()
+    assert code == 0, output
 
 
 def test_delta_jars_are_found_in_delta_jars_the_ivy_cache_or_by_maven(
