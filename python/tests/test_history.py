@@ -152,32 +152,42 @@ def test_backfill_including_too_late_rows_refuses_windows_still_open(pipeline: P
         )
 
 
-def test_a_history_of_an_earlier_layout_is_refused_until_migrated(pipeline: Pipeline) -> None:
-    """Histories are partitioned by time partition, series bucket and is_current_version; one an
-    earlier version built without the bucket is refused by name until
-    `dbt run-operation late_data.migrate_history` brings it over, every version kept."""
+def test_a_history_table_of_an_earlier_version_is_refused_until_migrated(pipeline: Pipeline) -> None:
+    """A history is a view over its closed versions and its result. The one table of every version
+    an earlier version of the package kept is refused by name until `dbt run-operation
+    late_data.migrate_history` makes the view, every version kept; the refused run's result had
+    moved on, and the migration closes the version it replaced, as the history's run would have."""
+    schema = pipeline.project.target_schema()
+    history, table_format = f"{schema}.water_level_window_means_history", pipeline.project.environment.table_format
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("a", "harbour", at(0.2), 1.0, at(0.3))])
     pipeline.run(at(1))
-    history = f"{pipeline.project.target_schema()}.water_level_window_means_history"
-    if pipeline.project.environment.table_format == "iceberg":
-        pipeline.spark.sql(f"alter table {history} drop partition field series_bucket")
-    else:
-        pipeline.spark.sql(
-            f"replace table {history} using delta partitioned by (partition_start, is_current_version)"
-            f" tblproperties ('delta.enableDeletionVectors' = 'true') as select * from {history}"
-        )
-    versions = sorted(pipeline.spark.table(history).collect())
-    pipeline.project.forget_warehouse_state()  # an upgrade restarts the scheduler
     append_readings(pipeline.spark, pipeline.raw_table, [Reading("b", "harbour", at(0.5), 3.0, at(1.5))])
-    with pytest.raises(
-        DbtInvocationError,
-        match=r"is partitioned by \(partition_start, is_current_version\).*late_data.migrate_history",
-    ):
-        pipeline.run(at(2))
-    pipeline.project.invoke(["run-operation", "late_data.migrate_history"])
-    assert sorted(pipeline.spark.table(history).collect()) == versions
     pipeline.run(at(2))
+    recorded = sorted(pipeline.spark.table(history).collect())
+    assert [row["is_current_version"] for row in recorded] == [False, True]
+    # The earlier layout: every version in one table.
+    pipeline.spark.sql(f"create table {history}_copy using {table_format} as select * from {history}")
+    pipeline.spark.sql(f"drop view {history}")
+    pipeline.spark.sql(f"drop table {history}__closed")
+    pipeline.spark.sql(
+        f"create table {history} using {table_format} partitioned by (partition_start, series_bucket, is_current_version)"
+        f" as select * from {history}_copy"
+    )
+    pipeline.spark.sql(f"drop table {history}_copy")
+    pipeline.project.forget_warehouse_state()  # an upgrade restarts the scheduler
+    append_readings(pipeline.spark, pipeline.raw_table, [Reading("c", "harbour", at(0.6), 5.0, at(2.5))])
+    with pytest.raises(DbtInvocationError, match=r"is a table of every version.*late_data.migrate_history"):
+        pipeline.run(at(3))
+    pipeline.project.invoke(["run-operation", "late_data.migrate_history"])
+    pipeline.project.forget_warehouse_state()
+    migrated = sorted(pipeline.spark.table(history).collect())
+    assert [row["dbt_scd_id"] for row in migrated[:2]] == [row["dbt_scd_id"] for row in recorded]
+    assert migrated[0] == recorded[0]
+    assert migrated[1]["dbt_valid_to"] == migrated[2]["dbt_valid_from"] == at(3)
+    pipeline.run(at(4))
+    assert sorted(pipeline.spark.table(history).collect()) == migrated
     assert [(h["version_number"], h["revision_reason"]) for h in revisions(pipeline, "harbour")] == [
         (1, "initial"),
         (2, "late_data"),
+        (3, "late_data"),
     ]

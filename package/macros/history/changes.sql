@@ -5,92 +5,100 @@
 {% endmacro %}
 
 
-{% macro vanished_keys(plan) %}
-    {#- The windows this invocation's result model found vanished, as a SQL VALUES list, or none. -#}
-    {%- set keys = [] -%}
-    {%- for key in plan.vanished -%}
-        {%- do keys.append('(' ~ late_data.sql_string(key) ~ ')') -%}
-    {%- endfor -%}
-    {{- return(keys | join(', ') if keys else none) -}}
-{% endmacro %}
-
-
-{% macro history_changes(source_sql, plan) %}
-    {#- Staging of a history that is up to date: this run's changes, without reading the history. -#}
-    {%- set vanished_keys = late_data.vanished_keys(plan) %}
-    with
-
-    candidates as (
-
-        {{ source_sql }}
-
-    )
-    {%- if vanished_keys %},
-
-    vanished_versions as (
-
-        select window_key, {{ late_data.run_time() }} as vanished_at
-        from values {{ vanished_keys }} as vanished(window_key)
-
-    )
-    {%- endif %}
-
-    {{ late_data.history_rows(compared=false, vanished=vanished_keys is not none) }}
+{% macro result_versions(source, pipeline, where='true') %}
+    {#- A select of the rows of `source` (a pipeline's result, or an expression reading it, e.g. as
+        of a past moment) as open history versions: window_key, the result's columns but the
+        bookkeeping of its writes (written_at, the digest, the sums a mean divides), then the
+        snapshot columns, each version valid from the run that published it (computed_at). -#}
+    select
+        *,
+        {{ late_data.version_id() }} as dbt_scd_id,
+        computed_at as dbt_updated_at,
+        computed_at as dbt_valid_from,
+        cast(null as timestamp) as dbt_valid_to,
+        true as is_current_version
+    from (
+        select
+            {{ late_data.window_key(late_data.key_columns(pipeline)) }} as window_key,
+            {{ late_data.history_columns(pipeline)[1:] | join(', ') }}
+        from {{ source }}
+        where {{ where }}
+    ) as published_windows
 {%- endmacro %}
 
 
-{% macro history_comparison(source_sql, target_relation, pipeline, plan) %}
-    {#- Staging of a history that is new to this result, catching up, or facing a rebuilt result:
-        the candidates compared with the open versions. -#}
-    {%- set vanished_in_audit = plan.since is not none -%}
-    {%- set run_time = late_data.run_time() %}
+{% macro history_columns(pipeline) %}
+    {#- The columns a history version takes from its pipeline's result, after its window_key: the
+        result's columns but the bookkeeping of its writes (written_at, the digest, the sums a
+        mean divides). -#}
+    {%- set columns = ['window_key'] -%}
+    {%- for name, type in late_data.known_columns(late_data.pipeline_relation(pipeline))
+        if name not in ['written_at', pipeline.digest] + late_data.hidden_sums(pipeline) -%}
+        {%- do columns.append(name) -%}
+    {%- endfor -%}
+    {{- return(columns) -}}
+{% endmacro %}
+
+
+{% macro closed_versions(history, pipeline, plan) %}
+    {#- A select of the versions a late-data history closes in this run: each window of the result
+        as it stood at plan.base (before this run's write, or when the history last recorded)
+        that the result now holds published by a later run (closed then: its new version's
+        computed_at) or no longer holds (vanished: closed at this run's time, or at the run the
+        audit says found it vanished). Only the (time partition, series bucket) pairs the result
+        rewrote are read, when this run's write is all there is to record. A history that missed
+        runs or recovers an interrupted one leaves out the versions it closed already. -#}
+    {%- set result = late_data.pipeline_relation(pipeline) -%}
+    {%- set rewritten = 'true' if plan.partitions is none else late_data.partition_pairs(plan.partitions, 'stored') -%}
+    {%- set vanished_in_audit = plan.catching_up and plan.since is not none %}
     with
 
-    candidates as (
+    base_versions as (
 
-        {{ source_sql }}
+        {{ late_data.result_versions(result ~ ' ' ~ plan.base ~ ' as stored', pipeline, rewritten) }}
+
+    ),
+
+    current_windows as (
+
+        select {{ late_data.window_key(late_data.key_columns(pipeline)) }} as window_key, computed_at
+        from {{ result }} as stored
+        where {{ rewritten }}
 
     ),
     {%- if vanished_in_audit %}
 
     vanished_runs as (
 
-        {{ late_data.vanished_runs(late_data.pipeline_relation(pipeline), plan.since) }}
+        {{ late_data.vanished_runs(result, plan.since) }}
 
     ),
     {%- endif %}
 
-    current_versions as (
-
-        {{ late_data.open_versions(target_relation, plan) }}
-
-    ),
-
-    changed_versions as (
+    closed_versions as (
 
         select
-            candidates.window_key,
-            current_versions.window_key is not null as replaces_a_version
-        from candidates
-        left join current_versions on candidates.window_key = current_versions.window_key
-        where current_versions.window_key is null or not {{ late_data.same_version('candidates', 'current_versions', pipeline) }}
-
-    ),
-
-    vanished_versions as (
-
-        select
-            current_versions.window_key,
-            {{ 'coalesce(vanished_runs.vanished_at, ' ~ run_time ~ ')' if vanished_in_audit else run_time }} as vanished_at
-        from current_versions
-        left anti join candidates on current_versions.window_key = candidates.window_key
+            {%- for column in late_data.history_columns(pipeline) + ['dbt_scd_id', 'dbt_updated_at', 'dbt_valid_from'] %}
+            base_versions.{{ column }},
+            {%- endfor %}
+            coalesce(
+                current_windows.computed_at,
+                {{ 'vanished_runs.vanished_at, ' if vanished_in_audit }}{{ late_data.run_time() }}
+            ) as dbt_valid_to,
+            false as is_current_version
+        from base_versions
+        left join current_windows on base_versions.window_key = current_windows.window_key
         {%- if vanished_in_audit %}
-        left join vanished_runs on current_versions.window_key = vanished_runs.window_key
+        left join vanished_runs on base_versions.window_key = vanished_runs.window_key
         {%- endif %}
+        where current_windows.window_key is null or current_windows.computed_at != base_versions.dbt_valid_from
 
     )
 
-    {{ late_data.history_rows(compared=true, vanished=true) }}
+    select * from closed_versions
+    {%- if plan.recorded_before %}
+    where dbt_scd_id not in (select dbt_scd_id from {{ late_data.closed_versions_relation(history) }})
+    {%- endif %}
 {%- endmacro %}
 
 
@@ -105,98 +113,6 @@
         and outcome = 'success'
         and run_time > {{ late_data.timestamp_literal(since) }}
     group by window_key
-{%- endmacro %}
-
-
-{% macro open_versions(target_relation, plan) %}
-    {#- A select of the open versions of the history `target_relation` that the comparison needs:
-        all of them (plan.scope 'all'), none, or ('since') those of the candidates' windows and of
-        the windows found vanished since the history's last run (CTEs candidates, vanished_runs). -#}
-    {%- set vanished_keys = late_data.vanished_keys(plan) %}
-    select *
-    from {{ target_relation }}
-    where
-        is_current_version
-        {%- if plan.scope == 'none' %}
-        and false
-        {%- elif plan.scope == 'since' %}
-        and window_key in (
-            select window_key from candidates
-            {%- if vanished_keys %}
-            union all
-            select * from values {{ vanished_keys }}
-            {%- endif %}
-            union all
-            select window_key from vanished_runs
-        )
-        {%- endif %}
-{%- endmacro %}
-
-
-{% macro same_version(candidate, current, pipeline) %}
-    {#- SQL, parenthesized: the candidate row holds what the open version holds, column by column of
-        the pipeline's measures and status (late_data.check_cols) (null-safe). -#}
-    (
-    {%- for column in late_data.check_cols(pipeline) %}
-        {{ candidate }}.{{ column }} <=> {{ current }}.{{ column }}{{ ' and' if not loop.last }}
-    {%- endfor %}
-    )
-{%- endmacro %}
-
-
-{% macro history_rows(compared, vanished) %}
-    {#- The staged rows of a late-data history snapshot from the CTE `candidates` (this run's
-        published rows): an insert per new version, an update closing the open version it replaces
-        and, with `vanished`, a delete closing the open version of each window in the CTE
-        `vanished_versions` (window_key, vanished_at). With `compared`, only the candidates in the
-        CTE `changed_versions` (window_key, replaces_a_version) are new versions; without, every
-        candidate is, and its update closes its window's open version if there is one. -#}
-    select
-        'insert' as dbt_change_type,
-        candidates.*,
-        candidates.window_key as dbt_unique_key,
-        candidates.computed_at as dbt_updated_at,
-        candidates.computed_at as dbt_valid_from,
-        cast(null as timestamp) as dbt_valid_to,
-        {{ late_data.version_id('candidates') }} as dbt_scd_id,
-        true as is_current_version
-    from candidates
-    {%- if compared %}
-    left semi join changed_versions on candidates.window_key = changed_versions.window_key
-    {%- endif %}
-
-    union all
-
-    select
-        'update' as dbt_change_type,
-        candidates.*,
-        candidates.window_key as dbt_unique_key,
-        candidates.computed_at as dbt_updated_at,
-        candidates.computed_at as dbt_valid_from,
-        candidates.computed_at as dbt_valid_to,
-        cast(null as string) as dbt_scd_id,
-        false as is_current_version
-    from candidates
-    {%- if compared %}
-    inner join changed_versions on candidates.window_key = changed_versions.window_key
-    where changed_versions.replaces_a_version
-    {%- endif %}
-    {%- if vanished %}
-
-    union all
-
-    select
-        'delete' as dbt_change_type,
-        candidates.*,
-        vanished_versions.window_key as dbt_unique_key,
-        vanished_versions.vanished_at as dbt_updated_at,
-        vanished_versions.vanished_at as dbt_valid_from,
-        vanished_versions.vanished_at as dbt_valid_to,
-        cast(null as string) as dbt_scd_id,
-        false as is_current_version
-    from vanished_versions
-    left join candidates on false
-    {%- endif %}
 {%- endmacro %}
 
 

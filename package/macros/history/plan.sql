@@ -1,18 +1,23 @@
 {% macro history_plan(history, pipeline) %}
     {#- How a late-data history snapshot (`history`, a relation) brings itself up to date with its
-        pipeline's result, worked out once per run, as {scope, since, catching_up, vanished,
-        partitions}:
-        - 'since': the windows whose published numbers or status changed after the history's last
-          run (`since`), and the windows that vanished since: `vanished`, those this invocation's
-          run of the result found, and when `catching_up` (the history missed a run of the result:
-          its snapshot failed or was not selected) those the audit records;
-        - 'all': the history is new or its last run unknown, the result was rebuilt in this
-          invocation, or this invocation recovers an interrupted run: every window;
-        - 'none': the result did not run since the history's last run.
-        `partitions`: the (time partition, series bucket) pairs the result rewrote in this
-        invocation, where every change of a 'since' run that is not catching up lies; none
-        otherwise. A failed snapshot loses nothing: the result holds its next run until the
-        history has recorded what it published (late_data.histories_behind). -#}
+        pipeline's result, worked out once per run, as {scope, since, catching_up, partitions,
+        base, recorded_before}:
+        - scope 'since': the result ran since the history's last run (`since`); 'all': the
+          history is new or its last run unknown, the result was rebuilt in this invocation, or
+          this invocation recovers an interrupted run; 'none': the result did not run since;
+        - `base`: the temporal clause (`timestamp as of` or `version as of`) that reads the result
+          as the history last saw it: the windows the result has published again or lost since
+          are the versions to close. None when there is nothing to close (a new history, a result
+          that wrote nothing). When this run's write of the result is all there is to record,
+          the moment before that write; when the history missed a run of the result
+          (`catching_up`: its snapshot failed or was not selected) or this invocation recovers an
+          interrupted run (`recorded_before`: it may have closed some versions already), the
+          result's version when the history last recorded (late_data.history_seen);
+        - `partitions`: the (time partition, series bucket) pairs the result rewrote in this
+          invocation, where every version a 'since' run that is not catching up closes lies;
+          none otherwise.
+        A failed snapshot loses nothing: the result holds its next run until the history has
+        recorded what it published (late_data.histories_behind). -#}
     {%- set state = late_data.invocation_state() -%}
     {%- set key = 'history_plan:' ~ history.identifier -%}
     {%- if key in state -%}{{ return(state[key]) }}{%- endif -%}
@@ -21,52 +26,80 @@
     {%- set history_last = late_data.last_run(history).get('any_run_time') -%}
     {%- set result_last = late_data.last_run(result).get('any_run_time') -%}
     {%- set catching_up = history_last is not none and result_last is not none and history_last < result_last -%}
-    {#- A run that recovers an interrupted one compares every window: the interrupted run's writes
-        (published windows, and windows it found vanished, which no audit row lists) are in the
-        result table but were never recorded here. -#}
     {%- set recovering = late_data.interrupted_run() is not none -%}
-    {%- if history_last is none or not late_data.relation_exists(history) or recovering
-        or (written and written.mode == 'rebuild') -%}
-        {%- set plan = {'scope': 'all', 'since': history_last, 'catching_up': history_last is not none, 'vanished': [], 'partitions': none} -%}
+    {%- set known = history_last is not none and late_data.relation_exists(late_data.closed_versions_relation(history)) -%}
+    {%- if not known or recovering or (written and written.mode == 'rebuild') -%}
+        {%- set plan = {'scope': 'all', 'since': history_last, 'catching_up': catching_up, 'partitions': none} -%}
     {%- elif written is none and not catching_up -%}
-        {%- set plan = {'scope': 'none', 'since': history_last, 'catching_up': false, 'vanished': [], 'partitions': none} -%}
+        {%- set plan = {'scope': 'none', 'since': history_last, 'catching_up': false, 'partitions': none} -%}
     {%- else -%}
         {%- set plan = {
             'scope': 'since', 'since': history_last, 'catching_up': catching_up,
-            'vanished': (written or {}).get('vanished', []),
             'partitions': none if catching_up else (written or {}).get('partitions', []),
         } -%}
+    {%- endif -%}
+    {%- set read_at = (written or {}).get('read_at') -%}
+    {%- do plan.update({'recorded_before': known and (catching_up or recovering)}) -%}
+    {%- if not known or plan.scope == 'none' -%}
+        {%- do plan.update({'base': none}) -%}
+    {%- elif plan.recorded_before -%}
+        {%- do plan.update({'base': late_data.history_seen(history, pipeline)}) -%}
+    {%- else -%}
+        {%- do plan.update({'base': none if read_at is none else 'timestamp as of ' ~ late_data.exact_timestamp_literal(read_at)}) -%}
     {%- endif -%}
     {%- do state.update({key: plan}) -%}
     {{- return(plan) -}}
 {% endmacro %}
 
 
-{% macro history_candidates(history, pipeline) %}
-    {#- A select, from a pipeline's result, of the windows its history compares in this run
-        (late_data.history_plan): those whose published numbers or status changed since the
-        history's last run (computed_at after it: the table format skips every file not rewritten
-        since), everything for a new history or a rebuilt result, nothing when the result did not
-        run; each with its window_key and the result's columns but the bookkeeping of its writes
-        (written_at, the digest, the sums a mean divides). -#}
-    {%- set plan = late_data.history_plan(history, pipeline) -%}
-    {%- set result = late_data.pipeline_relation(pipeline) -%}
-    {%- set kept = [] -%}
-    {%- for name, type in late_data.known_columns(result)
-        if name not in ['written_at', pipeline.digest] + late_data.hidden_sums(pipeline) -%}
-        {%- do kept.append(name) -%}
-    {%- endfor %}
-    select
-        {{ late_data.window_key(late_data.key_columns(pipeline)) }} as window_key,
-        {{ kept | join(', ') }}
-    from {{ result }}
-    where {{ {'since': 'computed_at > ' ~ late_data.timestamp_literal(plan.since) if plan.since else 'true', 'all': 'true', 'none': 'false'}[plan.scope] }}
-{%- endmacro %}
+{% macro history_seen(history, pipeline) %}
+    {#- The temporal clause reading a pipeline's result as `history` last saw it: its version when
+        the history last recorded, the later of its last successful run in the audit and the last
+        commit to its closed versions (a run that appended and was killed before the audit
+        recorded it). None when the result has no version that old. -#}
+    {%- set closed = late_data.closed_versions_relation(history) -%}
+    {%- set recorded = run_query(
+        'select ' ~ late_data.exact_time('max(recorded_at)') ~ ' from ' ~ late_data.run_audit_relation()
+        ~ ' where model = ' ~ late_data.sql_string(history.identifier) ~ " and outcome = 'success'"
+    ).rows[0][0] -%}
+    {%- set seen = [recorded | string] if recorded else [] -%}
+    {%- do seen.append(late_data.table_version_at(closed, pipeline.file_format).moment) -%}
+    {%- set version = late_data.table_version_at(late_data.pipeline_relation(pipeline), pipeline.file_format, seen | select | max) -%}
+    {{- return(none if version.id is none else 'version as of ' ~ version.id) -}}
+{% endmacro %}
 
 
-{% macro check_cols(pipeline) %}
-    {#- What makes a new version of a window in its history: any measure or its status. -#}
-    {{- return(pipeline.measures | map(attribute='name') | list + ['is_final']) -}}
+{% macro table_version_at(relation, file_format, moment=none) %}
+    {#- {id, moment}: the version of an Iceberg or Delta table current at `moment` (a string
+        'YYYY-MM-DD HH:MM:SS[.ffffff]', UTC; default: now) and when it became current as such a
+        string; both none when the table had no version then. -#}
+    {%- if file_format == 'iceberg' -%}
+        {%- set rows = run_query(
+            'select snapshot_id, ' ~ late_data.exact_time('made_current_at') ~ ' from ' ~ relation ~ '.history'
+            ~ (' where made_current_at <= ' ~ late_data.exact_timestamp_literal(moment) if moment else '')
+            ~ ' order by made_current_at desc limit 1'
+        ).rows -%}
+    {%- else -%}
+        {%- set rows = [] -%}
+        {%- for row in run_query('describe history ' ~ relation) -%}
+            {%- set made_current = row['timestamp'].strftime('%Y-%m-%d %H:%M:%S.%f') -%}
+            {%- if not moment or made_current <= moment -%}{%- do rows.append([row['version'], made_current]) -%}{%- endif -%}
+        {%- endfor -%}
+        {%- set rows = rows | sort(attribute='0', reverse=true) -%}
+    {%- endif -%}
+    {{- return({'id': rows[0][0] | int if rows else none, 'moment': rows[0][1] | string if rows else none}) -}}
+{% endmacro %}
+
+
+{% macro exact_time(expression) %}
+    {#- SQL: the timestamp `expression` as a string 'YYYY-MM-DD HH:MM:SS.ffffff' (such strings sort as their moments do). -#}
+    {{- return("date_format(" ~ expression ~ ", 'yyyy-MM-dd HH:mm:ss.SSSSSS')") -}}
+{% endmacro %}
+
+
+{% macro exact_timestamp_literal(moment) %}
+    {#- A timestamp literal to the microsecond, of a datetime or a string 'YYYY-MM-DD HH:MM:SS[.ffffff]'. -#}
+    {{- return("timestamp'" ~ (moment if moment is string else moment.strftime('%Y-%m-%d %H:%M:%S.%f')) ~ "'") -}}
 {% endmacro %}
 
 
@@ -87,11 +120,8 @@
 
 
 {% macro history_table_properties(file_format) %}
-    {#- Table properties of a late-data history. Closing a version rewrites the small files of the
-        open versions of the pairs a run changed (copy-on-write), rather than adding a delete file
-        per pair and run (merge-on-read, deletion vectors): those piled up between maintenance
-        runs, and every merge read them all (4 to 8 s per run at 100 heavy series, growing run
-        after run, against a steady 2.5 s; bench/profile.md). -#}
+    {#- Table properties of a late-data history's closed versions: runs only append to it;
+        maintenance compacts it (copy-on-write, so no delete files are left behind). -#}
     {%- if file_format == 'iceberg' -%}
         {{- return({
             'format-version': '2',
@@ -105,7 +135,7 @@
 
 
 {% macro history_partitioning() %}
-    {#- How a late-data history is partitioned: time partition, series bucket and whether a version
-        is open, so a run reads and writes only the pairs its result rewrote. -#}
-    {{- return(['partition_start', 'series_bucket', 'is_current_version']) -}}
+    {#- How a late-data history's closed versions are partitioned: time partition and series
+        bucket, as its result is, so a version closed is read with the pairs it belongs to. -#}
+    {{- return(['partition_start', 'series_bucket']) -}}
 {% endmacro %}

@@ -1,93 +1,84 @@
 {% macro record_history(history, pipeline) %}
-    {#- A late-data history whose table exists: this run's changes (late_data.history_changes, or
-        late_data.history_comparison when the history is new to this result, catching up or
-        facing a rebuilt result) are staged, counted, and merged only if there are any. -#}
-    {%- do late_data.check_history_partitioning(history) -%}
+    {#- A late-data history whose closed versions table exists: the versions this run's result
+        closed (late_data.closed_versions) are staged, counted and appended, if there are any,
+        in one commit; the history view is made again when the result was rebuilt. -#}
     {%- set plan = late_data.history_plan(history, pipeline) -%}
-    {%- set candidates = late_data.history_candidates(history, pipeline) -%}
-    {%- if plan.scope == 'since' and not plan.catching_up -%}
-        {%- set changes = late_data.history_changes(candidates, plan) -%}
+    {%- set closed = late_data.closed_versions_relation(history) -%}
+    {%- if plan.base is none -%}
+        {%- set rows = none -%}
     {%- else -%}
-        {%- set changes = late_data.history_comparison(candidates, history, pipeline, plan) -%}
+        {%- set rows = late_data.closed_versions(history, pipeline, plan) -%}
     {%- endif -%}
     {%- if late_data.explain() -%}
-        {%- do late_data.explain_step('history', history, changes) -%}
+        {%- do late_data.explain_step('history', closed, rows or 'select 0 where false') -%}
         {{- return('') -}}
     {%- endif -%}
-    {%- set staged = late_data.stage(history, changes) -%}
-    {%- set counts = run_query("select count_if(dbt_change_type = 'insert'), count(*) from " ~ staged).rows[0] -%}
-    {%- do late_data.record_write(history, {'mode': plan.scope, 'rows_written': counts[0] | int, 'lean': true}) -%}
-    {%- if counts[1] == 0 -%}
-        {%- do store_raw_result('main', message='OK (nothing to record)', code='OK', rows_affected=0) -%}
-    {%- else -%}
-        {%- call statement('main') -%}{{ late_data.history_merge(history, staged, pipeline, plan) }}{%- endcall -%}
+    {%- set closed_count = 0 -%}
+    {%- if rows is not none -%}
+        {%- set staged = late_data.stage(closed, rows) -%}
+        {%- set closed_count = run_query('select count(*) from ' ~ staged).rows[0][0] | int -%}
+        {%- if closed_count > 0 -%}
+            {%- call statement('main') -%}insert into {{ closed }} select * from {{ staged }}{%- endcall -%}
+        {%- endif -%}
+        {%- do late_data.unstage(staged) -%}
     {%- endif -%}
-    {%- do late_data.unstage(staged) -%}
+    {%- if closed_count == 0 -%}
+        {%- do store_raw_result('main', message='OK (nothing to record)', code='OK', rows_affected=0) -%}
+    {%- endif -%}
+    {%- do late_data.record_write(history, {'mode': plan.scope, 'rows_written': closed_count, 'lean': true}) -%}
+    {%- set rebuilt = (late_data.written(late_data.pipeline_relation(pipeline)) or {}).get('mode') == 'rebuild' -%}
+    {%- do late_data.ensure_view(history, late_data.history_view(history, pipeline), replace=rebuilt) -%}
 {% endmacro %}
 
 
 {% macro build_history(history, pipeline) %}
-    {#- A late-data history's first build: every window of the result, valid from the run that
-        published it (its computed_at), partitioned so a run reads only the pairs it changes. -#}
-    {%- set first_versions -%}
-        select
-            *,
-            {{ late_data.version_id() }} as dbt_scd_id,
-            computed_at as dbt_updated_at,
-            computed_at as dbt_valid_from,
-            cast(null as timestamp) as dbt_valid_to,
-            true as is_current_version
-        from (
-            {{ late_data.history_candidates(history, pipeline) }}
-        ) as published_windows
-    {%- endset -%}
+    {#- A late-data history's first build: an empty closed versions table, partitioned by time
+        partition and series bucket, and the history view over it and the result, where every
+        window of the result is open, valid from the run that published it (its computed_at). -#}
+    {%- set closed = late_data.closed_versions_relation(history) -%}
+    {%- set no_versions = late_data.result_versions(late_data.pipeline_relation(pipeline), pipeline, 'false') -%}
     {%- if late_data.explain() -%}
-        {%- do late_data.explain_step('history', history, first_versions) -%}
+        {%- do late_data.explain_step('history', closed, no_versions) -%}
         {{- return('') -}}
     {%- endif -%}
     {%- do late_data.rebuild_table(
-        history, first_versions, pipeline.file_format, late_data.history_partitioning(),
+        closed, no_versions, pipeline.file_format, late_data.history_partitioning(),
         late_data.history_table_properties(pipeline.file_format)
     ) -%}
-    {%- do late_data.record_rebuild(history, 'history') -%}
+    {%- do late_data.record_write(history, {'mode': 'rebuild', 'rows_written': 0}) -%}
+    {%- do late_data.ensure_view(history, late_data.history_view(history, pipeline), replace=true) -%}
 {% endmacro %}
 
 
-{% macro history_merge(history, staged, pipeline, plan) %}
-    {#- The staged changes merged into the history. A close matches the window's open version by
-        key, in the partitions of open versions and, when only this run's changes are merged, in
-        the (time partition, series bucket) pairs the result rewrote, so the table format reads
-        only those. A change the history already holds is merged as nothing: when the window's
-        open version is the staged version itself (valid from the same run time, same measures
-        and status), its insert matches it and its close does not. That happens when a run's
-        merge committed but its audit row did not (the process died in between): the next run
-        takes the history to be one run behind and stages that run's versions again, which would
-        otherwise be inserted twice and the first copy closed where it opened. -#}
-    {%- set recorded -%}
-        (DBT_INTERNAL_DEST.dbt_valid_from = DBT_INTERNAL_SOURCE.dbt_valid_from
-        {%- for column in late_data.check_cols(pipeline) %}
-        and DBT_INTERNAL_DEST.{{ column }} <=> DBT_INTERNAL_SOURCE.{{ column }}
-        {%- endfor %})
-    {%- endset %}
-    merge into {{ history }} as DBT_INTERNAL_DEST
-    using {{ staged }} as DBT_INTERNAL_SOURCE
-    on DBT_INTERNAL_SOURCE.dbt_unique_key = DBT_INTERNAL_DEST.window_key
-        and DBT_INTERNAL_DEST.is_current_version
-        and (
-            DBT_INTERNAL_SOURCE.dbt_change_type = 'delete'
-            or (DBT_INTERNAL_SOURCE.dbt_change_type = 'update' and not {{ recorded }})
-            or (DBT_INTERNAL_SOURCE.dbt_change_type = 'insert' and {{ recorded }})
-        )
-    {%- if plan.partitions is not none %}
-        and ({{ late_data.partition_pairs(plan.partitions, 'DBT_INTERNAL_DEST') }})
-    {%- endif %}
-    when matched
-        and DBT_INTERNAL_SOURCE.dbt_change_type != 'insert'
-        then update set dbt_valid_to = DBT_INTERNAL_SOURCE.dbt_valid_to, is_current_version = false
-    when not matched
-        and DBT_INTERNAL_SOURCE.dbt_change_type = 'insert'
-        then insert *
+{% macro closed_versions_relation(history) %}
+    {#- The table of a late-data history's closed versions: the history's name and `__closed`. -#}
+    {{- return(api.Relation.create(database=history.database, schema=history.schema, identifier=history.identifier ~ '__closed', type='table')) -}}
+{% endmacro %}
+
+
+{% macro history_view(history, pipeline) %}
+    {#- What a late-data history shows: its closed versions and, open, every window of the result
+        as it last published it. The open versions are not stored twice: the result's own write
+        has rewritten them already, and a run only appends the versions it closed. -#}
+    select * from {{ late_data.closed_versions_relation(history) }}
+    union all
+    {{ late_data.result_versions(late_data.pipeline_relation(pipeline), pipeline) }}
 {%- endmacro %}
+
+
+{% macro check_history_layout(history) %}
+    {#- A late-data history is a view over its closed versions table and its result. A history
+        table built by an earlier version of this package (every version in one table) is refused
+        until it is migrated (dbt run-operation late_data.migrate_history). -#}
+    {%- set existing = load_relation(history) -%}
+    {%- if existing is not none and existing.is_table -%}
+        {%- do exceptions.raise_compiler_error(
+            "late-data history " ~ history ~ " is a table of every version: it was built by an earlier version of this"
+            ~ " package, which rewrote the open versions on every run. Migrate it, keeping every version:"
+            ~ " dbt run-operation late_data.migrate_history"
+        ) -%}
+    {%- endif -%}
+{% endmacro %}
 
 
 {% macro partition_pairs(partitions, relation_alias) %}
@@ -98,25 +89,6 @@
             ~ ' and ' ~ relation_alias ~ '.series_bucket = ' ~ series_bucket ~ ')') -%}
     {%- endfor -%}
     {{- return(pairs | join(' or ') if pairs else 'false') -}}
-{% endmacro %}
-
-
-{% macro check_history_partitioning(history) %}
-    {#- A late-data history is partitioned by time partition, series bucket and is_current_version,
-        so a run reads and writes only the pairs its result rewrote. A history built by an earlier
-        version (partitioned by time partition and is_current_version) is refused until it is
-        migrated (dbt run-operation late_data.migrate_history), once per process. -#}
-    {%- set checked = late_data.process_state().setdefault('checked_partitioning', []) -%}
-    {%- if history.render() in checked -%}{{ return('') }}{%- endif -%}
-    {%- set partitioning = late_data.partition_columns(history) -%}
-    {%- if partitioning != late_data.history_partitioning() -%}
-        {%- do exceptions.raise_compiler_error(
-            "late-data history " ~ history ~ " is partitioned by (" ~ partitioning | join(', ') ~ "), not ("
-            ~ late_data.history_partitioning() | join(', ') ~ "): it was built by an earlier version of this package."
-            ~ " Migrate it, keeping every version: dbt run-operation late_data.migrate_history"
-        ) -%}
-    {%- endif -%}
-    {%- do checked.append(history.render()) -%}
 {% endmacro %}
 
 

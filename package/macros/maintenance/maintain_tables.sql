@@ -3,8 +3,8 @@
         snapshot to each late-data table it changes and appends small files to the audit and the
         versions tables; without maintenance, metadata and file counts grow with the number of
         runs. Compacts the audit, the versions tables (sorted by arrival, so a run's stamp
-        predicates keep skipping files) and the histories (the small files each run adds to the
-        closed versions, and files that carry deletes), then expires the snapshots older than
+        predicates keep skipping files) and the histories' closed versions (a small file a run
+        appends), then expires the snapshots older than
         `keep_hours` of every late-data table, keeping at least the last `keep_snapshots`, and
         bounds every Iceberg table's metadata files (late_data.iceberg_metadata_properties).
         Numbers do not change; time travel reaches back `keep_hours`. -#}
@@ -31,7 +31,9 @@
         {%- do relations['all'].append(audit) -%}
     {%- endif -%}
     {%- for node in late_data.filter_nodes('pipeline') + late_data.filter_nodes('history') -%}
-        {%- for relation, role, pipeline in late_data.node_tables(node) if pipeline.file_format == file_format -%}
+        {%- for node_relation, role, pipeline in late_data.node_tables(node) if pipeline.file_format == file_format -%}
+            {#- A history is a view: its table is its closed versions'. -#}
+            {%- set relation = late_data.closed_versions_relation(node_relation) if role == 'history' else node_relation -%}
             {%- set existing = adapter.get_relation(database=none, schema=relation.schema, identifier=relation.identifier) -%}
             {%- if existing is not none -%}
                 {%- do relations['all'].append(existing) -%}
@@ -53,7 +55,7 @@
         {%- do compactions.append((table, "strategy => 'sort', sort_order => 'ingested_at', options => map('rewrite-all', 'true')")) -%}
     {%- endfor -%}
     {%- for table in relations.history -%}
-        {%- do compactions.append((table, "options => map('delete-file-threshold', '1')")) -%}
+        {%- do compactions.append((table, "options => map('min-input-files', '2')")) -%}
     {%- endfor -%}
     {%- for table, how in compactions -%}
         {%- do run_query("call spark_catalog.system.rewrite_data_files(table => " ~ late_data.sql_string(table.render()) ~ ", " ~ how ~ ")") -%}
@@ -84,11 +86,11 @@
         {%- do adapter.execute('optimize ' ~ table.render() ~ ' zorder by (ingested_at)') -%}
     {%- endfor -%}
     {%- for table in relations.history -%}
-        {%- do adapter.execute('reorg table ' ~ table.render() ~ ' apply (purge)') -%}
+        {%- do adapter.execute('optimize ' ~ table.render()) -%}
     {%- endfor -%}
     {%- for table in relations.all -%}
         {%- do adapter.execute('vacuum ' ~ table.render() ~ ' retain ' ~ [keep_hours, 168] | max ~ ' hours') -%}
     {%- endfor -%}
-    {{- log('late_data.maintain_tables: optimized the audit and versions tables, purged deletion vectors of '
+    {{- log('late_data.maintain_tables: optimized the audit, versions tables and '
         ~ relations.history | length ~ ' histories, vacuumed ' ~ relations.all | length ~ ' tables', info=true) -}}
 {% endmacro %}

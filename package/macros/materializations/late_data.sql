@@ -59,8 +59,11 @@
     {%- else -%}
         {%- do late_data.rebuild_table(versions, new_versions, pipeline.file_format, statement_name='rebuild_versions') -%}
         {%- do late_data.record_rebuild(versions, 'versions') -%}
+        {#- The result as it stands before it is replaced: what its history closes. -#}
+        {%- set read_at = run_query('select ' ~ late_data.exact_time('current_timestamp()')).rows[0][0] if late_data.relation_exists(this) else none -%}
         {%- do late_data.rebuild_table(this, windows, pipeline.file_format, ['partition_start', 'series_bucket']) -%}
         {%- do late_data.record_rebuild(this, 'windows') -%}
+        {%- do late_data.record_write(this, {'read_at': read_at}) -%}
         {%- do apply_grants(this, config.get('grants'), false) -%}
         {%- do persist_docs(this, model) -%}
     {%- endif -%}

@@ -6,8 +6,8 @@
     {#- dbt-spark's snapshot materialization, except for late-data histories (strategy
         late_data.history): they record each run of their pipeline's result on the runs' own time
         axis (every version valid from the run time that published it, the result row's
-        computed_at), comparing only what the result changed in the run, and keep the pipeline's
-        too-late listing and revisions view. A package cannot override dbt's snapshot
+        computed_at): a view of the versions closed, appended to a table of their own, and the
+        open ones, the result's rows; they keep the pipeline's too-late listing and revisions view. A package cannot override dbt's snapshot
         materialization: the project that installs this one wraps it, returning
         late_data.materialization_snapshot_spark() from a snapshot materialization of its own
         (docs/your-own-pipeline.md). Every other snapshot gets dbt-spark's materialization. -#}
@@ -17,18 +17,20 @@
     {%- do late_data.require_hooks() -%}
     {%- do late_data.check_history_config(model) -%}
     {%- set pipeline = late_data.history_pipeline(model) -%}
-    {%- if late_data.relation_exists(this) -%}
-        {%- do late_data.record_history(this, pipeline) -%}
+    {%- set history = this.incorporate(type='view') -%}
+    {%- do late_data.check_history_layout(history) -%}
+    {%- if late_data.relation_exists(late_data.closed_versions_relation(history)) -%}
+        {%- do late_data.record_history(history, pipeline) -%}
     {%- else -%}
-        {%- do late_data.build_history(this, pipeline) -%}
+        {%- do late_data.build_history(history, pipeline) -%}
     {%- endif -%}
     {%- do late_data.write_listing(pipeline) -%}
     {%- if late_data.explain() -%}
         {%- do store_raw_result('main', message='OK (explained)', code='OK', rows_affected=0) -%}
     {%- else -%}
-        {%- do late_data.ensure_view(late_data.pipeline_relation(pipeline, 'revisions'), late_data.window_revisions(this, pipeline)) -%}
+        {%- do late_data.ensure_view(late_data.pipeline_relation(pipeline, 'revisions'), late_data.window_revisions(history, pipeline)) -%}
     {%- endif -%}
-    {{- return({'relations': [this]}) -}}
+    {{- return({'relations': [history]}) -}}
 {% endmaterialization %}
 
 

@@ -39,14 +39,7 @@
     select * from (
     {%- endif -%}
     {%- if plan.mode == 'rebuild' %}
-    select
-        *,
-        final_at <= {{ late_data.run_time() }} as is_final,
-        {{ late_data.run_time() }} as computed_at,
-        '{{ invocation_id }}' as invocation_id,
-        {{ late_data.run_time() }} as written_at
-    from {{ window_checksums }}
-    where {{ count_column }} > 0
+    {{- late_data.rebuilt_windows(window_checksums, pipeline, aggregates) }}
     {%- elif plan.mode == 'delta' %}
     {{- late_data.updated_windows(window_checksums, pipeline, aggregates, plan) }}
     {%- else %}
@@ -262,6 +255,45 @@
         {%- endfor %}
         not coalesce(fresh.changed_by_late_write, false)
     )
+{%- endmacro %}
+
+
+{% macro rebuilt_windows(window_checksums, pipeline, aggregates) %}
+    {#- The final select of late_data.windows_to_write on a first build or --full-refresh: every
+        window. A window whose published numbers and status the result already holds (a
+        --full-refresh that changes nothing about it) keeps its computed_at and invocation_id: it
+        was not published again, so its history version stays open. -#}
+    {%- set result = late_data.pipeline_relation(pipeline) -%}
+    {%- set run_time = late_data.run_time() -%}
+    {%- set stored = execute and not late_data.explain() and late_data.relation_exists(result) -%}
+    {%- set stored_columns = late_data.known_columns(result) | map(attribute=0) | list if stored else [] -%}
+    {%- set compared = [pipeline.count_column, 'is_final', 'computed_at', 'invocation_id'] -%}
+    {%- for name, spec in aggregates.checksums.items() if spec.published -%}{%- do compared.append(name) -%}{%- endfor -%}
+    {%- do compared.extend(aggregates.recomputed.keys() | list) -%}
+    {#- A result built with other measures (the reason for many a --full-refresh) keeps nothing. -#}
+    {%- set stored = stored and compared | reject('in', stored_columns) | list | length == 0 -%}
+    {%- set kept -%}
+        (stored.{{ pipeline.count_column }} is not null
+        {%- for name, spec in aggregates.checksums.items() if spec.published %}
+        and fresh.{{ name }} <=> stored.{{ name }}
+        {%- endfor %}
+        {%- for name in aggregates.recomputed %}
+        and fresh.{{ name }} <=> stored.{{ name }}
+        {%- endfor %}
+        and fresh.final_at <= {{ run_time }} <=> stored.is_final)
+    {%- endset %}
+    select
+        fresh.*,
+        fresh.final_at <= {{ run_time }} as is_final,
+        {{ 'if(' ~ kept ~ ', stored.computed_at, ' ~ run_time ~ ')' if stored else run_time }} as computed_at,
+        {{ 'if(' ~ kept ~ ', stored.invocation_id, ' if stored }}'{{ invocation_id }}'{{ ')' if stored }} as invocation_id,
+        {{ run_time }} as written_at
+    from {{ window_checksums }} as fresh
+    {%- if stored %}
+    left join {{ result }} as stored
+        on {% for key in late_data.key_columns(pipeline) %}fresh.{{ key }} = stored.{{ key }}{{ ' and ' if not loop.last }}{% endfor %}
+    {%- endif %}
+    where fresh.{{ pipeline.count_column }} > 0
 {%- endmacro %}
 
 

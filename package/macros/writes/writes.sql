@@ -1,8 +1,10 @@
 {% macro rebuild_table(relation, sql, file_format, partition_by=[], properties={}, statement_name='main') %}
-    {#- A table of a pipeline built from scratch from `sql` (first build, --full-refresh): what is in
-        the way dropped (Delta replaces in place), the table created with the pipeline's layout. -#}
+    {#- A table of a pipeline built from scratch from `sql` (first build, --full-refresh), with the
+        pipeline's layout: a table in the way is replaced in one commit, keeping its earlier
+        versions for time travel (a history reads the result as it stood before a rebuild); a view
+        in the way is dropped. -#}
     {%- set existing = load_relation(relation) -%}
-    {%- set replace = existing is not none and existing.is_table and file_format == 'delta' -%}
+    {%- set replace = existing is not none and existing.is_table -%}
     {%- if existing is not none and not replace -%}
         {%- do adapter.drop_relation(existing) -%}
     {%- endif -%}
@@ -110,7 +112,9 @@
             {%- if dimensions %},
             to_json(collect_list(if(window_dimension_change, {{ late_data.window_key(key_columns) }}, null)))
                 as dimension_windows
-            {%- endif %}
+            {%- endif %},
+            -- The target as it stands now, before this write: what its history closes.
+            {{ late_data.exact_time('current_timestamp()') }} as read_at
         from {{ staged }}
         group by partition_start, series_bucket
     {%- endset -%}
@@ -129,6 +133,7 @@
         'vanished': vanished,
         'dimension_windows': by_dimension,
         'rows_written': partitions | sum(attribute=2) | int,
+        'read_at': partitions[0][-1] if partitions else none,
     }) -%}
     {%- if not partitions -%}{{ return(none) }}{%- endif -%}
     {{- return(
