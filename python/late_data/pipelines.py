@@ -81,6 +81,11 @@ class Pipeline:
         return self.histories[0][1] if self.histories else None
 
     @property
+    def history_tables(self) -> tuple[str, ...]:
+        """The tables of the histories' closed versions: a history is a view of its table and the result."""
+        return tuple(f"{relation}__closed" for _, relation in self.histories)
+
+    @property
     def node_names(self) -> list[str]:
         """The dbt nodes a scheduled run of the pipeline builds: its result model and histories."""
         return [self.name, *(name for name, _ in self.histories)]

@@ -230,7 +230,7 @@ def pipeline_tables(project: DbtProject, pipeline: Pipeline) -> list[str]:
     candidates = [
         pipeline.result,
         pipeline.versions,
-        *(relation for _, relation in pipeline.histories),
+        *pipeline.history_tables,
         *(relation for relation in (pipeline.too_late, pipeline.quarantine) if relation),
         *(dimension.applied for dimension in pipeline.dimensions),
     ]
@@ -497,7 +497,7 @@ def publish(project: DbtProject, name: str, overrides: dict[str, Any]) -> NamedV
         version.status = "publishing"
         record(project, version)
     for pipeline in pipelines:
-        for table in [pipeline.result, *(relation for _, relation in pipeline.histories)]:
+        for table in [pipeline.result, *pipeline.history_tables]:
             partitions = touched_partitions(
                 project, staged(table, stage), version.detail["stage_base"].get(staged(table, stage))
             )

@@ -24,12 +24,18 @@ from late_data.pipeline import Upkeep, tagged_selection
 from late_data.table_history import delta_active_files
 from late_data.table_versions import current_metadata_file
 from late_data.timeutil import format_timestamp
-from late_data_bench.benchmarks import HISTORY, MEANS, BenchCell, built_history
+from late_data_bench.benchmarks import HISTORY, HISTORY_TABLE, MEANS, BenchCell, built_history
 
 log = logging.getLogger(__name__)
 
 # The late-data tables of the bench's water-level pipeline, whose metadata the soak weighs.
-SOAK_TABLES = (MEANS, HISTORY, "int_water_level__versions", "water_level_too_late_readings", "late_data_run_audit")
+SOAK_TABLES = (
+    MEANS,
+    HISTORY_TABLE,
+    "int_water_level__versions",
+    "water_level_too_late_readings",
+    "late_data_run_audit",
+)
 # Flat means: the median of the last 100 runs at most 1.1x the median of runs 100 to 200.
 BASELINE_RUNS = (100, 200)
 TAIL_RUNS = 100
@@ -93,7 +99,7 @@ def run_soak(
         started = time.perf_counter()
         report = upkeep.run(project, run_time, tagged_selection("water_level"), number)
         upkept = time.perf_counter() - started
-        history_files = _file_counts(spark, f"{schema}.{HISTORY}", locations[HISTORY], table_format)
+        history_files = _file_counts(spark, f"{schema}.{HISTORY_TABLE}", locations[HISTORY_TABLE], table_format)
         means_files = _file_counts(spark, f"{schema}.{MEANS}", locations[MEANS], table_format)
         measured.append(
             SoakRun(
