@@ -10,7 +10,9 @@
         {%- set rows = late_data.closed_versions(history, pipeline, plan) -%}
     {%- endif -%}
     {%- if late_data.explain() -%}
-        {%- do late_data.explain_step('history', closed, rows or 'select 0 where false') -%}
+        {#- Nothing was written to say when the result was read: shown as of the run time. -#}
+        {%- do late_data.explain_step('history', closed, rows if rows is not none else late_data.closed_versions(
+            history, pipeline, dict(plan, base='timestamp as of ' ~ late_data.run_time()))) -%}
         {{- return('') -}}
     {%- endif -%}
     {%- set closed_count = 0 -%}
