@@ -104,13 +104,13 @@ def test_history_records_the_runs_a_failed_snapshot_missed(pipeline: Pipeline) -
     for step, run_time in enumerate(run_times):
         feed(run_time - timedelta(minutes=3), run_time)
         if step == 2:
-            # The correction moves it to 08:08, and the snapshot of this run fails: the history has
-            # a column its changes do not, so their merge cannot insert them.
+            # The correction moves it to 08:08, and the snapshot of this run fails: the history's
+            # closed versions have a column the versions it closes do not, so they cannot be appended.
             add(Reading("solo", "pier", at(8.5), 2.0, at(8.6)))
-            pipeline.spark.sql(f"alter table {history} add columns (blocker int)")
+            pipeline.spark.sql(f"alter table {history}__closed add columns (blocker int)")
             with pytest.raises(DbtInvocationError, match="water_level_window_means_history"):
                 pipeline.run(run_time)
-            pipeline.spark.sql(f"alter table {history} drop column blocker")
+            pipeline.spark.sql(f"alter table {history}__closed drop column blocker")
             assert mismatched(pipeline, run_time) == 0  # the result table moved on
         else:
             pipeline.run(run_time)
@@ -144,7 +144,7 @@ def test_a_run_with_nothing_new_commits_nothing(pipeline: Pipeline) -> None:
         f"{schema}.int_water_level__versions",
         pipeline.means_table,
         pipeline.too_late_table,
-        f"{schema}.water_level_window_means_history",
+        f"{schema}.water_level_window_means_history__closed",
     ]
     versions = {table: pipeline.version_of(table) for table in tables}
     report = pipeline.run(at(3))  # no arrivals, no window becomes final

@@ -232,7 +232,7 @@ def test_publish_killed_by_sigkill_leaves_each_table_old_or_new_and_publishing_a
     assert refused["refused"].startswith("publishing resend was interrupted")
     assert finished["status"] == ["last named version: resend (published)"]
     moved = {table for table, version in finished["tables"].items() if version != staged[table]}
-    assert moved == {"analytics.water_level_window_means", "analytics.water_level_window_means_history"}
+    assert moved == {"analytics.water_level_window_means", "analytics.water_level_window_means_history__closed"}
 
 
 def test_version_names_are_checked_before_anything_runs() -> None:
