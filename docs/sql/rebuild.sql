@@ -100,7 +100,8 @@ with
 
     windowed_versions as (
 
-        select
+        
+    select
         *,
         window_start + interval 60 second as window_end,
         window_start + interval 3660 second as final_at,
@@ -170,13 +171,13 @@ with
 
         
     select
-        *,
-        final_at <= timestamp'2026-01-01 01:15:10' as is_final,
+        fresh.*,
+        fresh.final_at <= timestamp'2026-01-01 01:15:10' as is_final,
         timestamp'2026-01-01 01:15:10' as computed_at,
         '<invocation_id>' as invocation_id,
         timestamp'2026-01-01 01:15:10' as written_at
-    from window_checksums
-    where counted_rows > 0
+    from window_checksums as fresh
+    where fresh.counted_rows > 0
 
     ),
 
@@ -273,7 +274,8 @@ with
 
     windowed_versions as (
 
-        select
+        
+    select
         *,
         window_start + interval 60 second as window_end,
         window_start + interval 3660 second as final_at,
@@ -338,13 +340,13 @@ with
 
         
     select
-        *,
-        final_at <= timestamp'2026-01-01 01:15:10' as is_final,
+        fresh.*,
+        fresh.final_at <= timestamp'2026-01-01 01:15:10' as is_final,
         timestamp'2026-01-01 01:15:10' as computed_at,
         '<invocation_id>' as invocation_id,
         timestamp'2026-01-01 01:15:10' as written_at
-    from window_checksums
-    where reading_count > 0
+    from window_checksums as fresh
+    where fresh.reading_count > 0
 
     ),
 
@@ -375,114 +377,71 @@ with
     from measured_windows
 
 
--- node: page_error_rates_history
--- history of page_error_rates_history: staged against the history's open versions, then merged (a new history: created from it)
+-- node: page_error_rates_history__closed
+-- history of page_error_rates_history: the versions this run closed (the result before its write against the result now), appended to the history's closed versions (a new history: an empty table, and the view)
 with
 
-    candidates as (
-
-        
-    select
-        concat_ws('|', cast(window_start as string), cast(page as string)) as window_key,
-        window_start, window_end, page, error_count, view_count, error_rate_percent, counted_rows, is_final, final_at, computed_at, invocation_id, partition_start, series_bucket
-    from analytics.page_error_rates
-    where true
-
-    ),
-
-    vanished_runs as (
-
-        select window_key, max(run_time) as vanished_at
-    from analytics.late_data_run_audit
-    lateral view explode(vanished_windows) vanished as window_key
-    where
-        model = 'page_error_rates'
-        and outcome = 'success'
-        and run_time > timestamp'2026-01-01 00:45:10'
-    group by window_key
-
-    ),
-
-    current_versions as (
-
-        
-    select *
-    from analytics.page_error_rates_history
-    where
-        is_current_version
-
-    ),
-
-    changed_versions as (
+    base_versions as (
 
         select
-            candidates.window_key,
-            current_versions.window_key is not null as replaces_a_version
-        from candidates
-        left join current_versions on candidates.window_key = current_versions.window_key
-        where current_versions.window_key is null or not (
-        candidates.error_count <=> current_versions.error_count and
-        candidates.view_count <=> current_versions.view_count and
-        candidates.error_rate_percent <=> current_versions.error_rate_percent and
-        candidates.counted_rows <=> current_versions.counted_rows and
-        candidates.is_final <=> current_versions.is_final
-    )
-
-    ),
-
-    vanished_versions as (
-
-        select
-            current_versions.window_key,
-            coalesce(vanished_runs.vanished_at, timestamp'2026-01-01 01:15:10') as vanished_at
-        from current_versions
-        left anti join candidates on current_versions.window_key = candidates.window_key
-        left join vanished_runs on current_versions.window_key = vanished_runs.window_key
-
-    )
-
-    select
-        'insert' as dbt_change_type,
-        candidates.*,
-        candidates.window_key as dbt_unique_key,
-        candidates.computed_at as dbt_updated_at,
-        candidates.computed_at as dbt_valid_from,
-        cast(null as timestamp) as dbt_valid_to,
-        md5(coalesce(cast(candidates.window_key as string), '')
-         || '|' || coalesce(cast(candidates.computed_at as string), '')
+        *,
+        md5(coalesce(cast(window_key as string), '')
+         || '|' || coalesce(cast(computed_at as string), '')
         ) as dbt_scd_id,
+        computed_at as dbt_updated_at,
+        computed_at as dbt_valid_from,
+        cast(null as timestamp) as dbt_valid_to,
         true as is_current_version
-    from candidates
-    left semi join changed_versions on candidates.window_key = changed_versions.window_key
+    from (
+        select
+            concat_ws('|', cast(window_start as string), cast(page as string)) as window_key,
+            window_start, window_end, page, error_count, view_count, error_rate_percent, counted_rows, is_final, final_at, computed_at, invocation_id, partition_start, series_bucket
+        from analytics.page_error_rates timestamp as of timestamp'2026-01-01 01:15:10' as stored
+        where true
+    ) as published_windows
 
-    union all
+    ),
 
-    select
-        'update' as dbt_change_type,
-        candidates.*,
-        candidates.window_key as dbt_unique_key,
-        candidates.computed_at as dbt_updated_at,
-        candidates.computed_at as dbt_valid_from,
-        candidates.computed_at as dbt_valid_to,
-        cast(null as string) as dbt_scd_id,
-        false as is_current_version
-    from candidates
-    inner join changed_versions on candidates.window_key = changed_versions.window_key
-    where changed_versions.replaces_a_version
+    current_windows as (
 
-    union all
+        select concat_ws('|', cast(window_start as string), cast(page as string)) as window_key, computed_at
+        from analytics.page_error_rates as stored
+        where true
 
-    select
-        'delete' as dbt_change_type,
-        candidates.*,
-        vanished_versions.window_key as dbt_unique_key,
-        vanished_versions.vanished_at as dbt_updated_at,
-        vanished_versions.vanished_at as dbt_valid_from,
-        vanished_versions.vanished_at as dbt_valid_to,
-        cast(null as string) as dbt_scd_id,
-        false as is_current_version
-    from vanished_versions
-    left join candidates on false
+    ),
+
+    closed_versions as (
+
+        select
+            base_versions.window_key,
+            base_versions.window_start,
+            base_versions.window_end,
+            base_versions.page,
+            base_versions.error_count,
+            base_versions.view_count,
+            base_versions.error_rate_percent,
+            base_versions.counted_rows,
+            base_versions.is_final,
+            base_versions.final_at,
+            base_versions.computed_at,
+            base_versions.invocation_id,
+            base_versions.partition_start,
+            base_versions.series_bucket,
+            base_versions.dbt_scd_id,
+            base_versions.dbt_updated_at,
+            base_versions.dbt_valid_from,
+            coalesce(
+                current_windows.computed_at,
+                timestamp'2026-01-01 01:15:10'
+            ) as dbt_valid_to,
+            false as is_current_version
+        from base_versions
+        left join current_windows on base_versions.window_key = current_windows.window_key
+        where current_windows.window_key is null or current_windows.computed_at != base_versions.dbt_valid_from
+
+    )
+
+    select * from closed_versions
 
 
 -- node: page_error_rates_too_late_counts
@@ -504,7 +463,8 @@ with
 
     windowed_versions as (
 
-        select
+        
+    select
         *,
         window_start + interval 60 second as window_end,
         window_start + interval 3660 second as final_at,
@@ -589,113 +549,70 @@ with
     from too_late_versions
 
 
--- node: water_level_window_means_history
--- history of water_level_window_means_history: staged against the history's open versions, then merged (a new history: created from it)
+-- node: water_level_window_means_history__closed
+-- history of water_level_window_means_history: the versions this run closed (the result before its write against the result now), appended to the history's closed versions (a new history: an empty table, and the view)
 with
 
-    candidates as (
-
-        
-    select
-        concat_ws('|', cast(window_start as string), cast(location as string)) as window_key,
-        window_start, window_end, location, reading_count, mean_value, value_sum, is_final, final_at, computed_at, invocation_id, partition_start, series_bucket
-    from analytics.water_level_window_means
-    where true
-
-    ),
-
-    vanished_runs as (
-
-        select window_key, max(run_time) as vanished_at
-    from analytics.late_data_run_audit
-    lateral view explode(vanished_windows) vanished as window_key
-    where
-        model = 'water_level_window_means'
-        and outcome = 'success'
-        and run_time > timestamp'2026-01-01 00:45:10'
-    group by window_key
-
-    ),
-
-    current_versions as (
-
-        
-    select *
-    from analytics.water_level_window_means_history
-    where
-        is_current_version
-
-    ),
-
-    changed_versions as (
+    base_versions as (
 
         select
-            candidates.window_key,
-            current_versions.window_key is not null as replaces_a_version
-        from candidates
-        left join current_versions on candidates.window_key = current_versions.window_key
-        where current_versions.window_key is null or not (
-        candidates.reading_count <=> current_versions.reading_count and
-        candidates.mean_value <=> current_versions.mean_value and
-        candidates.value_sum <=> current_versions.value_sum and
-        candidates.is_final <=> current_versions.is_final
-    )
-
-    ),
-
-    vanished_versions as (
-
-        select
-            current_versions.window_key,
-            coalesce(vanished_runs.vanished_at, timestamp'2026-01-01 01:15:10') as vanished_at
-        from current_versions
-        left anti join candidates on current_versions.window_key = candidates.window_key
-        left join vanished_runs on current_versions.window_key = vanished_runs.window_key
-
-    )
-
-    select
-        'insert' as dbt_change_type,
-        candidates.*,
-        candidates.window_key as dbt_unique_key,
-        candidates.computed_at as dbt_updated_at,
-        candidates.computed_at as dbt_valid_from,
-        cast(null as timestamp) as dbt_valid_to,
-        md5(coalesce(cast(candidates.window_key as string), '')
-         || '|' || coalesce(cast(candidates.computed_at as string), '')
+        *,
+        md5(coalesce(cast(window_key as string), '')
+         || '|' || coalesce(cast(computed_at as string), '')
         ) as dbt_scd_id,
+        computed_at as dbt_updated_at,
+        computed_at as dbt_valid_from,
+        cast(null as timestamp) as dbt_valid_to,
         true as is_current_version
-    from candidates
-    left semi join changed_versions on candidates.window_key = changed_versions.window_key
+    from (
+        select
+            concat_ws('|', cast(window_start as string), cast(location as string)) as window_key,
+            window_start, window_end, location, reading_count, mean_value, value_sum, is_final, final_at, computed_at, invocation_id, partition_start, series_bucket
+        from analytics.water_level_window_means timestamp as of timestamp'2026-01-01 01:15:10' as stored
+        where true
+    ) as published_windows
 
-    union all
+    ),
 
-    select
-        'update' as dbt_change_type,
-        candidates.*,
-        candidates.window_key as dbt_unique_key,
-        candidates.computed_at as dbt_updated_at,
-        candidates.computed_at as dbt_valid_from,
-        candidates.computed_at as dbt_valid_to,
-        cast(null as string) as dbt_scd_id,
-        false as is_current_version
-    from candidates
-    inner join changed_versions on candidates.window_key = changed_versions.window_key
-    where changed_versions.replaces_a_version
+    current_windows as (
 
-    union all
+        select concat_ws('|', cast(window_start as string), cast(location as string)) as window_key, computed_at
+        from analytics.water_level_window_means as stored
+        where true
 
-    select
-        'delete' as dbt_change_type,
-        candidates.*,
-        vanished_versions.window_key as dbt_unique_key,
-        vanished_versions.vanished_at as dbt_updated_at,
-        vanished_versions.vanished_at as dbt_valid_from,
-        vanished_versions.vanished_at as dbt_valid_to,
-        cast(null as string) as dbt_scd_id,
-        false as is_current_version
-    from vanished_versions
-    left join candidates on false
+    ),
+
+    closed_versions as (
+
+        select
+            base_versions.window_key,
+            base_versions.window_start,
+            base_versions.window_end,
+            base_versions.location,
+            base_versions.reading_count,
+            base_versions.mean_value,
+            base_versions.value_sum,
+            base_versions.is_final,
+            base_versions.final_at,
+            base_versions.computed_at,
+            base_versions.invocation_id,
+            base_versions.partition_start,
+            base_versions.series_bucket,
+            base_versions.dbt_scd_id,
+            base_versions.dbt_updated_at,
+            base_versions.dbt_valid_from,
+            coalesce(
+                current_windows.computed_at,
+                timestamp'2026-01-01 01:15:10'
+            ) as dbt_valid_to,
+            false as is_current_version
+        from base_versions
+        left join current_windows on base_versions.window_key = current_windows.window_key
+        where current_windows.window_key is null or current_windows.computed_at != base_versions.dbt_valid_from
+
+    )
+
+    select * from closed_versions
 
 
 -- node: water_level_too_late_readings
@@ -717,7 +634,8 @@ with
 
     windowed_versions as (
 
-        select
+        
+    select
         *,
         window_start + interval 60 second as window_end,
         window_start + interval 3660 second as final_at,

@@ -112,7 +112,8 @@ with
 
     windowed_versions as (
 
-        select
+        
+    select
         *,
         window_start + interval 60 second as window_end,
         window_start + interval 3660 second as final_at,
@@ -419,7 +420,8 @@ with
 
     windowed_versions as (
 
-        select
+        
+    select
         *,
         window_start + interval 60 second as window_end,
         window_start + interval 3660 second as final_at,
@@ -637,46 +639,71 @@ with
     from measured_windows
 
 
--- node: page_error_rates_history
--- history of page_error_rates_history: staged against the history's open versions, then merged (a new history: created from it)
+-- node: page_error_rates_history__closed
+-- history of page_error_rates_history: the versions this run closed (the result before its write against the result now), appended to the history's closed versions (a new history: an empty table, and the view)
 with
 
-    candidates as (
+    base_versions as (
 
-        
-    select
-        concat_ws('|', cast(window_start as string), cast(page as string)) as window_key,
-        window_start, window_end, page, error_count, view_count, error_rate_percent, counted_rows, is_final, final_at, computed_at, invocation_id, partition_start, series_bucket
-    from analytics.page_error_rates
-    where computed_at > timestamp'2026-01-01 00:45:10'
+        select
+        *,
+        md5(coalesce(cast(window_key as string), '')
+         || '|' || coalesce(cast(computed_at as string), '')
+        ) as dbt_scd_id,
+        computed_at as dbt_updated_at,
+        computed_at as dbt_valid_from,
+        cast(null as timestamp) as dbt_valid_to,
+        true as is_current_version
+    from (
+        select
+            concat_ws('|', cast(window_start as string), cast(page as string)) as window_key,
+            window_start, window_end, page, error_count, view_count, error_rate_percent, counted_rows, is_final, final_at, computed_at, invocation_id, partition_start, series_bucket
+        from analytics.page_error_rates timestamp as of timestamp'2026-01-01 01:15:10' as stored
+        where false
+    ) as published_windows
+
+    ),
+
+    current_windows as (
+
+        select concat_ws('|', cast(window_start as string), cast(page as string)) as window_key, computed_at
+        from analytics.page_error_rates as stored
+        where false
+
+    ),
+
+    closed_versions as (
+
+        select
+            base_versions.window_key,
+            base_versions.window_start,
+            base_versions.window_end,
+            base_versions.page,
+            base_versions.error_count,
+            base_versions.view_count,
+            base_versions.error_rate_percent,
+            base_versions.counted_rows,
+            base_versions.is_final,
+            base_versions.final_at,
+            base_versions.computed_at,
+            base_versions.invocation_id,
+            base_versions.partition_start,
+            base_versions.series_bucket,
+            base_versions.dbt_scd_id,
+            base_versions.dbt_updated_at,
+            base_versions.dbt_valid_from,
+            coalesce(
+                current_windows.computed_at,
+                timestamp'2026-01-01 01:15:10'
+            ) as dbt_valid_to,
+            false as is_current_version
+        from base_versions
+        left join current_windows on base_versions.window_key = current_windows.window_key
+        where current_windows.window_key is null or current_windows.computed_at != base_versions.dbt_valid_from
 
     )
 
-    select
-        'insert' as dbt_change_type,
-        candidates.*,
-        candidates.window_key as dbt_unique_key,
-        candidates.computed_at as dbt_updated_at,
-        candidates.computed_at as dbt_valid_from,
-        cast(null as timestamp) as dbt_valid_to,
-        md5(coalesce(cast(candidates.window_key as string), '')
-         || '|' || coalesce(cast(candidates.computed_at as string), '')
-        ) as dbt_scd_id,
-        true as is_current_version
-    from candidates
-
-    union all
-
-    select
-        'update' as dbt_change_type,
-        candidates.*,
-        candidates.window_key as dbt_unique_key,
-        candidates.computed_at as dbt_updated_at,
-        candidates.computed_at as dbt_valid_from,
-        candidates.computed_at as dbt_valid_to,
-        cast(null as string) as dbt_scd_id,
-        false as is_current_version
-    from candidates
+    select * from closed_versions
 
 
 -- node: page_error_rates_too_late_counts
@@ -690,13 +717,14 @@ with
 
     arrived_events as (
 
-        select distinct source_table, event_id
-        from analytics.int_page_error_rates__versions
-        where
-            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
-            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-            and ingested_at <= timestamp'2026-01-01 01:15:10'
-            and quarantine_reason is null
+        
+    select distinct source_table, event_id
+    from analytics.int_page_error_rates__versions
+    where
+        -- Two comparisons, not greatest(): each can skip files by its column's bounds.
+        (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
+        and ingested_at <= timestamp'2026-01-01 01:15:10'
+        and quarantine_reason is null
 
     ),
 
@@ -712,7 +740,8 @@ with
 
     windowed_versions as (
 
-        select
+        
+    select
         *,
         window_start + interval 60 second as window_end,
         window_start + interval 3660 second as final_at,
@@ -798,46 +827,70 @@ with
     from too_late_versions
 
 
--- node: water_level_window_means_history
--- history of water_level_window_means_history: staged against the history's open versions, then merged (a new history: created from it)
+-- node: water_level_window_means_history__closed
+-- history of water_level_window_means_history: the versions this run closed (the result before its write against the result now), appended to the history's closed versions (a new history: an empty table, and the view)
 with
 
-    candidates as (
+    base_versions as (
 
-        
-    select
-        concat_ws('|', cast(window_start as string), cast(location as string)) as window_key,
-        window_start, window_end, location, reading_count, mean_value, value_sum, is_final, final_at, computed_at, invocation_id, partition_start, series_bucket
-    from analytics.water_level_window_means
-    where computed_at > timestamp'2026-01-01 00:45:10'
+        select
+        *,
+        md5(coalesce(cast(window_key as string), '')
+         || '|' || coalesce(cast(computed_at as string), '')
+        ) as dbt_scd_id,
+        computed_at as dbt_updated_at,
+        computed_at as dbt_valid_from,
+        cast(null as timestamp) as dbt_valid_to,
+        true as is_current_version
+    from (
+        select
+            concat_ws('|', cast(window_start as string), cast(location as string)) as window_key,
+            window_start, window_end, location, reading_count, mean_value, value_sum, is_final, final_at, computed_at, invocation_id, partition_start, series_bucket
+        from analytics.water_level_window_means timestamp as of timestamp'2026-01-01 01:15:10' as stored
+        where false
+    ) as published_windows
+
+    ),
+
+    current_windows as (
+
+        select concat_ws('|', cast(window_start as string), cast(location as string)) as window_key, computed_at
+        from analytics.water_level_window_means as stored
+        where false
+
+    ),
+
+    closed_versions as (
+
+        select
+            base_versions.window_key,
+            base_versions.window_start,
+            base_versions.window_end,
+            base_versions.location,
+            base_versions.reading_count,
+            base_versions.mean_value,
+            base_versions.value_sum,
+            base_versions.is_final,
+            base_versions.final_at,
+            base_versions.computed_at,
+            base_versions.invocation_id,
+            base_versions.partition_start,
+            base_versions.series_bucket,
+            base_versions.dbt_scd_id,
+            base_versions.dbt_updated_at,
+            base_versions.dbt_valid_from,
+            coalesce(
+                current_windows.computed_at,
+                timestamp'2026-01-01 01:15:10'
+            ) as dbt_valid_to,
+            false as is_current_version
+        from base_versions
+        left join current_windows on base_versions.window_key = current_windows.window_key
+        where current_windows.window_key is null or current_windows.computed_at != base_versions.dbt_valid_from
 
     )
 
-    select
-        'insert' as dbt_change_type,
-        candidates.*,
-        candidates.window_key as dbt_unique_key,
-        candidates.computed_at as dbt_updated_at,
-        candidates.computed_at as dbt_valid_from,
-        cast(null as timestamp) as dbt_valid_to,
-        md5(coalesce(cast(candidates.window_key as string), '')
-         || '|' || coalesce(cast(candidates.computed_at as string), '')
-        ) as dbt_scd_id,
-        true as is_current_version
-    from candidates
-
-    union all
-
-    select
-        'update' as dbt_change_type,
-        candidates.*,
-        candidates.window_key as dbt_unique_key,
-        candidates.computed_at as dbt_updated_at,
-        candidates.computed_at as dbt_valid_from,
-        candidates.computed_at as dbt_valid_to,
-        cast(null as string) as dbt_scd_id,
-        false as is_current_version
-    from candidates
+    select * from closed_versions
 
 
 -- node: water_level_too_late_readings
@@ -851,13 +904,14 @@ with
 
     arrived_events as (
 
-        select distinct event_id
-        from analytics.int_water_level__versions
-        where
-            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
-            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-            and ingested_at <= timestamp'2026-01-01 01:15:10'
-            and quarantine_reason is null
+        
+    select distinct event_id
+    from analytics.int_water_level__versions
+    where
+        -- Two comparisons, not greatest(): each can skip files by its column's bounds.
+        (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
+        and ingested_at <= timestamp'2026-01-01 01:15:10'
+        and quarantine_reason is null
 
     ),
 
@@ -873,7 +927,8 @@ with
 
     windowed_versions as (
 
-        select
+        
+    select
         *,
         window_start + interval 60 second as window_end,
         window_start + interval 3660 second as final_at,

@@ -98,13 +98,14 @@ with
 
     arrived_events as (
 
-        select distinct source_table, event_id
-        from analytics.int_page_error_rates__versions
-        where
-            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
-            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-            and ingested_at <= timestamp'2026-01-01 01:15:10'
-            and quarantine_reason is null
+        
+    select distinct source_table, event_id
+    from analytics.int_page_error_rates__versions
+    where
+        -- Two comparisons, not greatest(): each can skip files by its column's bounds.
+        (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
+        and ingested_at <= timestamp'2026-01-01 01:15:10'
+        and quarantine_reason is null
 
     ),
 
@@ -120,7 +121,8 @@ with
 
     windowed_versions as (
 
-        select
+        
+    select
         *,
         window_start + interval 60 second as window_end,
         window_start + interval 3660 second as final_at,
@@ -222,16 +224,17 @@ with
 
     joined_windows as (
 
-        select
+        
+    select
             coalesce(stored.window_start, changes.window_start) as window_start,
             coalesce(stored.page, changes.page) as page,
             coalesce(stored.final_at, changes.final_at) as final_at,
             coalesce(stored.partition_start, changes.partition_start) as partition_start,
             coalesce(stored.series_bucket, changes.series_bucket) as series_bucket,
-            cast(coalesce(stored.error_count, 0) as bigint) + cast(coalesce(changes.error_count__change, 0) as bigint) as error_count,
-            cast(coalesce(stored.view_count, 0) as bigint) + cast(coalesce(changes.view_count__change, 0) as bigint) as view_count,
-            cast(coalesce(stored.counted_rows, 0) as bigint) + cast(coalesce(changes.counted_rows__change, 0) as bigint) as counted_rows,
-            cast(coalesce(stored.counts_digest, 0) as decimal(37, 0)) + cast(coalesce(changes.counts_digest__change, 0) as decimal(37, 0)) as counts_digest,
+        cast(coalesce(stored.error_count, 0) as bigint) + cast(coalesce(changes.error_count__change, 0) as bigint) as error_count,
+        cast(coalesce(stored.view_count, 0) as bigint) + cast(coalesce(changes.view_count__change, 0) as bigint) as view_count,
+        cast(coalesce(stored.counted_rows, 0) as bigint) + cast(coalesce(changes.counted_rows__change, 0) as bigint) as counted_rows,
+        cast(coalesce(stored.counts_digest, 0) as decimal(37, 0)) + cast(coalesce(changes.counts_digest__change, 0) as decimal(37, 0)) as counts_digest,
             stored.error_count as stored_error_count,
             stored.view_count as stored_view_count,
             stored.counted_rows as stored_counted_rows,
@@ -239,12 +242,12 @@ with
             stored.is_final as stored_is_final,
             stored.computed_at as stored_computed_at,
             stored.invocation_id as stored_invocation_id,
-            -- A window changed, or it becomes final now.
-            changes.window_start is not null
-            or (not stored.is_final and stored.final_at <= timestamp'2026-01-01 01:15:10') as is_moved
-        from stored_windows as stored
-        full outer join window_changes as changes
-            on stored.window_start = changes.window_start and stored.page = changes.page
+        -- A window changed, or it becomes final now.
+        changes.window_start is not null
+        or (not stored.is_final and stored.final_at <= timestamp'2026-01-01 01:15:10') as is_moved
+    from stored_windows as stored
+    full outer join window_changes as changes
+        on stored.window_start = changes.window_start and stored.page = changes.page
 
     ),
 
@@ -402,13 +405,14 @@ with
 
     arrived_events as (
 
-        select distinct event_id
-        from analytics.int_water_level__versions
-        where
-            -- Two comparisons, not greatest(): each can skip files by its column's bounds.
-            (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
-            and ingested_at <= timestamp'2026-01-01 01:15:10'
-            and quarantine_reason is null
+        
+    select distinct event_id
+    from analytics.int_water_level__versions
+    where
+        -- Two comparisons, not greatest(): each can skip files by its column's bounds.
+        (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
+        and ingested_at <= timestamp'2026-01-01 01:15:10'
+        and quarantine_reason is null
 
     ),
 
@@ -424,7 +428,8 @@ with
 
     windowed_versions as (
 
-        select
+        
+    select
         *,
         window_start + interval 60 second as window_end,
         window_start + interval 3660 second as final_at,
@@ -521,27 +526,28 @@ with
 
     joined_windows as (
 
-        select
+        
+    select
             coalesce(stored.window_start, changes.window_start) as window_start,
             coalesce(stored.location, changes.location) as location,
             coalesce(stored.final_at, changes.final_at) as final_at,
             coalesce(stored.partition_start, changes.partition_start) as partition_start,
             coalesce(stored.series_bucket, changes.series_bucket) as series_bucket,
-            cast(coalesce(stored.reading_count, 0) as bigint) + cast(coalesce(changes.reading_count__change, 0) as bigint) as reading_count,
-            cast(coalesce(stored.value_sum, 0) as decimal(37, 9)) + cast(coalesce(changes.value_sum__change, 0) as decimal(37, 9)) as value_sum,
-            cast(coalesce(stored.readings_digest, 0) as decimal(37, 0)) + cast(coalesce(changes.readings_digest__change, 0) as decimal(37, 0)) as readings_digest,
+        cast(coalesce(stored.reading_count, 0) as bigint) + cast(coalesce(changes.reading_count__change, 0) as bigint) as reading_count,
+        cast(coalesce(stored.value_sum, 0) as decimal(37, 9)) + cast(coalesce(changes.value_sum__change, 0) as decimal(37, 9)) as value_sum,
+        cast(coalesce(stored.readings_digest, 0) as decimal(37, 0)) + cast(coalesce(changes.readings_digest__change, 0) as decimal(37, 0)) as readings_digest,
             stored.reading_count as stored_reading_count,
             stored.value_sum as stored_value_sum,
             stored.readings_digest as stored_readings_digest,
             stored.is_final as stored_is_final,
             stored.computed_at as stored_computed_at,
             stored.invocation_id as stored_invocation_id,
-            -- A window changed, or it becomes final now.
-            changes.window_start is not null
-            or (not stored.is_final and stored.final_at <= timestamp'2026-01-01 01:15:10') as is_moved
-        from stored_windows as stored
-        full outer join window_changes as changes
-            on stored.window_start = changes.window_start and stored.location = changes.location
+        -- A window changed, or it becomes final now.
+        changes.window_start is not null
+        or (not stored.is_final and stored.final_at <= timestamp'2026-01-01 01:15:10') as is_moved
+    from stored_windows as stored
+    full outer join window_changes as changes
+        on stored.window_start = changes.window_start and stored.location = changes.location
 
     ),
 
@@ -634,46 +640,71 @@ with
     from measured_windows
 
 
--- node: page_error_rates_history
--- history of page_error_rates_history: staged against the history's open versions, then merged (a new history: created from it)
+-- node: page_error_rates_history__closed
+-- history of page_error_rates_history: the versions this run closed (the result before its write against the result now), appended to the history's closed versions (a new history: an empty table, and the view)
 with
 
-    candidates as (
+    base_versions as (
 
-        
-    select
-        concat_ws('|', cast(window_start as string), cast(page as string)) as window_key,
-        window_start, window_end, page, error_count, view_count, error_rate_percent, counted_rows, is_final, final_at, computed_at, invocation_id, partition_start, series_bucket
-    from analytics.page_error_rates
-    where computed_at > timestamp'2026-01-01 00:45:10'
+        select
+        *,
+        md5(coalesce(cast(window_key as string), '')
+         || '|' || coalesce(cast(computed_at as string), '')
+        ) as dbt_scd_id,
+        computed_at as dbt_updated_at,
+        computed_at as dbt_valid_from,
+        cast(null as timestamp) as dbt_valid_to,
+        true as is_current_version
+    from (
+        select
+            concat_ws('|', cast(window_start as string), cast(page as string)) as window_key,
+            window_start, window_end, page, error_count, view_count, error_rate_percent, counted_rows, is_final, final_at, computed_at, invocation_id, partition_start, series_bucket
+        from analytics.page_error_rates timestamp as of timestamp'2026-01-01 01:15:10' as stored
+        where false
+    ) as published_windows
+
+    ),
+
+    current_windows as (
+
+        select concat_ws('|', cast(window_start as string), cast(page as string)) as window_key, computed_at
+        from analytics.page_error_rates as stored
+        where false
+
+    ),
+
+    closed_versions as (
+
+        select
+            base_versions.window_key,
+            base_versions.window_start,
+            base_versions.window_end,
+            base_versions.page,
+            base_versions.error_count,
+            base_versions.view_count,
+            base_versions.error_rate_percent,
+            base_versions.counted_rows,
+            base_versions.is_final,
+            base_versions.final_at,
+            base_versions.computed_at,
+            base_versions.invocation_id,
+            base_versions.partition_start,
+            base_versions.series_bucket,
+            base_versions.dbt_scd_id,
+            base_versions.dbt_updated_at,
+            base_versions.dbt_valid_from,
+            coalesce(
+                current_windows.computed_at,
+                timestamp'2026-01-01 01:15:10'
+            ) as dbt_valid_to,
+            false as is_current_version
+        from base_versions
+        left join current_windows on base_versions.window_key = current_windows.window_key
+        where current_windows.window_key is null or current_windows.computed_at != base_versions.dbt_valid_from
 
     )
 
-    select
-        'insert' as dbt_change_type,
-        candidates.*,
-        candidates.window_key as dbt_unique_key,
-        candidates.computed_at as dbt_updated_at,
-        candidates.computed_at as dbt_valid_from,
-        cast(null as timestamp) as dbt_valid_to,
-        md5(coalesce(cast(candidates.window_key as string), '')
-         || '|' || coalesce(cast(candidates.computed_at as string), '')
-        ) as dbt_scd_id,
-        true as is_current_version
-    from candidates
-
-    union all
-
-    select
-        'update' as dbt_change_type,
-        candidates.*,
-        candidates.window_key as dbt_unique_key,
-        candidates.computed_at as dbt_updated_at,
-        candidates.computed_at as dbt_valid_from,
-        candidates.computed_at as dbt_valid_to,
-        cast(null as string) as dbt_scd_id,
-        false as is_current_version
-    from candidates
+    select * from closed_versions
 
 
 -- node: page_error_rates_too_late_counts
@@ -725,46 +756,70 @@ with
     from too_late_versions
 
 
--- node: water_level_window_means_history
--- history of water_level_window_means_history: staged against the history's open versions, then merged (a new history: created from it)
+-- node: water_level_window_means_history__closed
+-- history of water_level_window_means_history: the versions this run closed (the result before its write against the result now), appended to the history's closed versions (a new history: an empty table, and the view)
 with
 
-    candidates as (
+    base_versions as (
 
-        
-    select
-        concat_ws('|', cast(window_start as string), cast(location as string)) as window_key,
-        window_start, window_end, location, reading_count, mean_value, value_sum, is_final, final_at, computed_at, invocation_id, partition_start, series_bucket
-    from analytics.water_level_window_means
-    where computed_at > timestamp'2026-01-01 00:45:10'
+        select
+        *,
+        md5(coalesce(cast(window_key as string), '')
+         || '|' || coalesce(cast(computed_at as string), '')
+        ) as dbt_scd_id,
+        computed_at as dbt_updated_at,
+        computed_at as dbt_valid_from,
+        cast(null as timestamp) as dbt_valid_to,
+        true as is_current_version
+    from (
+        select
+            concat_ws('|', cast(window_start as string), cast(location as string)) as window_key,
+            window_start, window_end, location, reading_count, mean_value, value_sum, is_final, final_at, computed_at, invocation_id, partition_start, series_bucket
+        from analytics.water_level_window_means timestamp as of timestamp'2026-01-01 01:15:10' as stored
+        where false
+    ) as published_windows
+
+    ),
+
+    current_windows as (
+
+        select concat_ws('|', cast(window_start as string), cast(location as string)) as window_key, computed_at
+        from analytics.water_level_window_means as stored
+        where false
+
+    ),
+
+    closed_versions as (
+
+        select
+            base_versions.window_key,
+            base_versions.window_start,
+            base_versions.window_end,
+            base_versions.location,
+            base_versions.reading_count,
+            base_versions.mean_value,
+            base_versions.value_sum,
+            base_versions.is_final,
+            base_versions.final_at,
+            base_versions.computed_at,
+            base_versions.invocation_id,
+            base_versions.partition_start,
+            base_versions.series_bucket,
+            base_versions.dbt_scd_id,
+            base_versions.dbt_updated_at,
+            base_versions.dbt_valid_from,
+            coalesce(
+                current_windows.computed_at,
+                timestamp'2026-01-01 01:15:10'
+            ) as dbt_valid_to,
+            false as is_current_version
+        from base_versions
+        left join current_windows on base_versions.window_key = current_windows.window_key
+        where current_windows.window_key is null or current_windows.computed_at != base_versions.dbt_valid_from
 
     )
 
-    select
-        'insert' as dbt_change_type,
-        candidates.*,
-        candidates.window_key as dbt_unique_key,
-        candidates.computed_at as dbt_updated_at,
-        candidates.computed_at as dbt_valid_from,
-        cast(null as timestamp) as dbt_valid_to,
-        md5(coalesce(cast(candidates.window_key as string), '')
-         || '|' || coalesce(cast(candidates.computed_at as string), '')
-        ) as dbt_scd_id,
-        true as is_current_version
-    from candidates
-
-    union all
-
-    select
-        'update' as dbt_change_type,
-        candidates.*,
-        candidates.window_key as dbt_unique_key,
-        candidates.computed_at as dbt_updated_at,
-        candidates.computed_at as dbt_valid_from,
-        candidates.computed_at as dbt_valid_to,
-        cast(null as string) as dbt_scd_id,
-        false as is_current_version
-    from candidates
+    select * from closed_versions
 
 
 -- node: water_level_too_late_readings

@@ -30,7 +30,7 @@ _WHAT_RUNS = {
     "versions": "the versions that arrived since the previous run, appended (a rebuild: every version, a new table)",
     "chain": "the version chain, staged (cached) once for the windows and the too-late listing",
     "windows": "staged (cached), then written by replacing the (time partition, series bucket) pairs it holds",
-    "history": "staged against the history's open versions, then merged (a new history: created from it)",
+    "history": "the versions this run closed (the result before its write against the result now), appended to the history's closed versions (a new history: an empty table, and the view)",
     "too_late": "merged by version_id (a new listing: created from it)",
 }
 

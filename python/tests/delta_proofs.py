@@ -17,7 +17,8 @@ TEST_ID = "test_delta.py::test_the_commit_log_proofs_hold_on_delta_tables"
 TIMEOUT_SECONDS = 3600
 # Run again on Delta tables (its own LATE_DATA_HOME and Spark): the tests whose proofs read the
 # table format's metadata, the multi-run scenario with the oracle after every run and the history
-# checked against every published state, and the example pipelines whose runs write what no other
+# checked against every published state and against the history the package kept before (its closed
+# versions read from the result by time travel), and the example pipelines whose runs write what no other
 # does (a dimension's applied rows, merged; sliding windows). The error-rate pipeline's proofs
 # (test_error_rates.py, 200 s more on Delta) and the example's meter and daily pipelines run on
 # Iceberg only: their writes are the same macros as the means'.
@@ -29,6 +30,7 @@ FORMAT_AWARE_TESTS = (
     "python/tests/test_example_project.py::test_revenue_by_region_follows_late_corrections_of_the_customer_dimension",
     "python/tests/test_example_project.py::test_latency_percentiles_on_sliding_windows_stay_right",
     "python/tests/test_publishing.py",
+    "python/tests/test_history_layout.py",
     "python/tests/test_delta.py::test_the_classes_spark_loaded_are_the_pinned_release",
 )
 
