@@ -55,8 +55,8 @@ KILL_POINTS: dict[str, tuple[Any, float]] = {
     "model_write": (lambda m: node_id(m) == RESULT_MODEL and "replace where" in statement(m), 0.0),
     # (b) The result model's node has finished (its table committed); the history snapshot not started.
     "after_model": (lambda m: m.info.name == "NodeFinished" and node_id(m) == RESULT_MODEL, 0.0),
-    # (c) While the history snapshot's merge runs (0.2 s after it starts: it takes longer).
-    "history_merge": (lambda m: "merge into" in statement(m) and HISTORY in statement(m), 0.2),
+    # (c) While the history snapshot appends the versions the run closed (0.2 s after it starts).
+    "history_append": (lambda m: "insert into" in statement(m) and f"{HISTORY}__closed" in statement(m), 0.2),
     # (d) The on-run-end audit insert: every table of the run committed, the audit rows not.
     "audit_insert": (lambda m: "insert into" in statement(m) and AUDIT in statement(m), 0.0),
 }
@@ -110,7 +110,7 @@ def record_published(project: DbtProject, run_time: datetime) -> None:
 
 
 def history_versions_from(project: DbtProject, moment: datetime) -> int:
-    """History versions valid from `moment`: did a killed run's merge commit?"""
+    """History versions valid from `moment` (open ones are the result's rows, so the killed run's write shows)."""
     history = f"{project.target_schema()}.{HISTORY}"
     if not project.spark.catalog.tableExists(history):
         return 0

@@ -35,11 +35,11 @@ def run_time(number: int) -> str:
 
 # One process per line: its runs, the last one killed at the named point (fault_driver.KILL_POINTS);
 # every later process first runs the interrupted run time again, then checks, then goes on.
-KILLS = ["model_write", "after_model", "history_merge", "audit_insert"]
+KILLS = ["model_write", "after_model", "history_append", "audit_insert"]
 # The kills after the result table committed the killed run's write: the next run must find it (the
 # table's written_at is ahead of the audit) and recover it as a reconciliation. Killed at the start
 # of the result write, the table holds nothing of that run, and the next run is an ordinary one.
-WRITTEN_BEFORE_KILL = {"after_model", "history_merge", "audit_insert"}
+WRITTEN_BEFORE_KILL = {"after_model", "history_append", "audit_insert"}
 
 
 def plans() -> list[dict[str, Any]]:
