@@ -56,7 +56,7 @@
     {#- The temporal clause reading a pipeline's result as `history` last saw it: its version when
         the history last recorded, the later of its last successful run in the audit and the last
         commit to its closed versions (a run that appended and was killed before the audit
-        recorded it). None when the result has no version that old. -#}
+        recorded it). Refused when the result keeps no version that old. -#}
     {%- set closed = late_data.closed_versions_relation(history) -%}
     {%- set recorded = run_query(
         'select ' ~ late_data.exact_time('max(recorded_at)') ~ ' from ' ~ late_data.run_audit_relation()
@@ -64,8 +64,17 @@
     ).rows[0][0] -%}
     {%- set seen = [recorded | string] if recorded else [] -%}
     {%- do seen.append(late_data.table_version_at(closed, pipeline.file_format).moment) -%}
-    {%- set version = late_data.table_version_at(late_data.pipeline_relation(pipeline), pipeline.file_format, seen | select | max) -%}
-    {{- return(none if version.id is none else 'version as of ' ~ version.id) -}}
+    {%- set result = late_data.pipeline_relation(pipeline) -%}
+    {%- set version = late_data.table_version_at(result, pipeline.file_format, seen | select | max) -%}
+    {%- if version.id is none -%}
+        {%- do exceptions.raise_compiler_error(
+            "late-data history " ~ history.identifier ~ " last recorded at " ~ (seen | select | max) ~ ", and " ~ result.identifier
+            ~ " keeps no version that old (late_data.maintain_tables expires them after keep_hours): the versions it published"
+            ~ " since cannot be closed. Keep the history selected with its result, or start it again (drop "
+            ~ late_data.closed_versions_relation(history) ~ " and the view " ~ history ~ "), losing its past versions"
+        ) -%}
+    {%- endif -%}
+    {{- return('version as of ' ~ version.id) -}}
 {% endmacro %}
 
 
