@@ -338,4 +338,4 @@ def test_explain_sections_read_back_by_node() -> None:
     assert list(sections) == ["a_model", "a_history"]
     assert sections["a_model"].endswith("select 1")
     assert "replacing the (time partition, series bucket) pairs" in sections["a_model"]
-    assert "merged" in sections["a_history"]
+    assert "appended" in sections["a_history"]
