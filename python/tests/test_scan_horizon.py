@@ -39,7 +39,7 @@ def files_before(pipeline: Pipeline, horizon: datetime) -> list[Path]:
     `readable_metrics`, or from the maxValues statistics of Delta's add actions."""
     schema = pipeline.project.target_schema()
     row_tables = (pipeline.raw_table, f"{schema}.int_water_level__versions")
-    partitioned_tables = (pipeline.means_table, f"{schema}.water_level_window_means_history")
+    partitioned_tables = (pipeline.means_table, f"{schema}.water_level_window_means_history__closed")
     if pipeline.project.environment.table_format == "delta":
         return delta_files_before(pipeline, horizon, row_tables, partitioned_tables)
     at = f"timestamp'{horizon:%Y-%m-%d %H:%M:%S}'"
@@ -158,9 +158,10 @@ def test_partitions_must_nest_windows(pipeline: Pipeline) -> None:
 
 def test_the_history_reads_and_writes_only_the_pairs_its_result_rewrote(pipeline: Pipeline, tmp_path: Path) -> None:
     """A late reading changes one location's window. The result table rewrites that location's
-    (time partition, series bucket); the history's merge is limited to the same pair: every other
-    history file is moved away during the run, which can only succeed if the merge never opens
-    them, and the history's own commit touches that pair only."""
+    (time partition, series bucket); the history appends the version it closed there: every file of
+    the history's closed versions is moved away during the run (three earlier runs closed versions
+    of every location), which can only succeed if the append never opens them, and the history's
+    own commit touches that pair only."""
     at = clock(datetime(2026, 3, 4, 9, 0, 0))
     locations = ["harbour", "bridge", "quay", "pier", "lock", "weir"]
     buckets = {location: pipeline.bucket_of(location) for location in locations}
@@ -176,12 +177,17 @@ def test_the_history_reads_and_writes_only_the_pairs_its_result_rewrote(pipeline
         ],
     )
     pipeline.run(at(7))
-    append_readings(pipeline.spark, pipeline.raw_table, [Reading("harbour-late", late, at(1.5), 5.0, at(7.5))])
+    for late_round in range(3):
+        arrived = at(7.1 + 0.2 * late_round)
+        readings = [Reading(f"{location}-{late_round}", location, at(2.5), 2.0, arrived) for location in locations]
+        append_readings(pipeline.spark, pipeline.raw_table, readings)
+        pipeline.run(arrived + timedelta(seconds=5))
+    append_readings(pipeline.spark, pipeline.raw_table, [Reading("harbour-late", late, at(1.5), 5.0, at(7.7))])
     changed = (partition_of(at(1.5)), buckets[late])
-    history = f"{pipeline.project.target_schema()}.water_level_window_means_history"
+    history = f"{pipeline.project.target_schema()}.water_level_window_means_history__closed"
     version = pipeline.version_of(history)
     others = [path for path in history_files(pipeline, history) if path[1] != changed]
-    assert len(others) >= 4, "the history should hold files of other pairs"
+    assert len(others) >= 3, "the history should hold files of other pairs"
     moved = {source: tmp_path / f"{index}.parquet" for index, (source, _) in enumerate(others)}
     for source, target in moved.items():
         shutil.move(source, target)
