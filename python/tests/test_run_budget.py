@@ -55,7 +55,10 @@ def steady(project: Any) -> Iterator[dict[str, Any]]:
 def measured(pipeline: Pipeline, run: Any) -> tuple[list[str], dict[str, int]]:
     """The statements of `run` and the commits it made to each late-data table and the audit."""
     schema = pipeline.project.target_schema()
-    tables = {name: f"{schema}.{name}" for name in (VERSIONS, MEANS, TOO_LATE, HISTORY, AUDIT)}
+    # A history is a view: its commits are its closed versions table's.
+    tables = {name: f"{schema}.{name}" for name in (VERSIONS, MEANS, TOO_LATE, AUDIT)} | {
+        HISTORY: f"{schema}.{HISTORY}__closed"
+    }
     before = {name: pipeline.version_of(table) for name, table in tables.items()}
     recorder = EventRecorder()
     with pipeline.project.watching(recorder):

@@ -182,8 +182,9 @@ def test_the_history_reads_and_writes_only_the_pairs_its_result_rewrote(pipeline
         readings = [Reading(f"{location}-{late_round}", location, at(2.5), 2.0, arrived) for location in locations]
         append_readings(pipeline.spark, pipeline.raw_table, readings)
         pipeline.run(arrived + timedelta(seconds=5))
-    append_readings(pipeline.spark, pipeline.raw_table, [Reading("harbour-late", late, at(1.5), 5.0, at(7.7))])
-    changed = (partition_of(at(1.5)), buckets[late])
+    # Late for the 09:06 window, which stays open past the next run (09:01's became final at 09:07).
+    append_readings(pipeline.spark, pipeline.raw_table, [Reading("harbour-late", late, at(6.5), 5.0, at(7.7))])
+    changed = (partition_of(at(6.5)), buckets[late])
     history = f"{pipeline.project.target_schema()}.water_level_window_means_history__closed"
     version = pipeline.version_of(history)
     others = [path for path in history_files(pipeline, history) if path[1] != changed]
@@ -192,14 +193,14 @@ def test_the_history_reads_and_writes_only_the_pairs_its_result_rewrote(pipeline
     for source, target in moved.items():
         shutil.move(source, target)
     try:
-        report = pipeline.run(at(8))
+        report = pipeline.run(at(7.9))  # before the 09:02 windows become final
     finally:
         for source, target in moved.items():
             shutil.move(target, source)
     assert report.windows_changed == 1
     touched = pipeline.touched_since(history, version)
     assert touched and {partition[:2] for partition in touched} == {changed}, touched
-    as_of = sorted(pipeline.history_as_of(at(8)).collect())
+    as_of = sorted(pipeline.history_as_of(at(7.9)).collect())
     assert as_of == sorted(pipeline.spark.sql(f"select {WINDOW_MEANS_COLUMNS} from {pipeline.means_table}").collect())
 
 
