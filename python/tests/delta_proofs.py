@@ -11,6 +11,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from xml.etree import ElementTree
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 TEST_ID = "test_delta.py::test_the_commit_log_proofs_hold_on_delta_tables"
@@ -42,13 +43,25 @@ class DeltaProofs:
     deadline: float
 
     def outcome(self) -> tuple[int, str]:
-        """The child's exit code and the end of its output, once it has finished (killed at the deadline)."""
+        """0 when the child finished and its JUnit report counts tests and no failure or error, else
+        non-zero; and the end of its output. Not its exit code alone: a process that reaps zombies
+        (the cluster tests' process checks do) can collect it first, and Popen then reports 0."""
         try:
             code = self.process.wait(timeout=max(1.0, self.deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             self.process.kill()
             code = self.process.wait()
-        return code, self.log.read_text(errors="replace")[-6000:]
+        output = self.log.read_text(errors="replace")[-6000:]
+        if not self.report.is_file():
+            return code or 1, f"no JUnit report from the Delta run\n{output}"
+        suites = list(ElementTree.parse(self.report).getroot().iter("testsuite"))
+        counted = sum(int(suite.get("tests", 0)) for suite in suites)
+        failed = sum(int(suite.get("failures", 0)) + int(suite.get("errors", 0)) for suite in suites)
+        return (code or 1) if failed or not counted else code, output
+
+    @property
+    def report(self) -> Path:
+        return self.log.with_suffix(".xml")
 
 
 _started: list[DeltaProofs] = []
@@ -64,7 +77,11 @@ def start() -> DeltaProofs:
     log = Path(tempfile.mkstemp(prefix="delta_proofs_", suffix=".log")[1])
     with log.open("wb") as output:
         process = subprocess.Popen(
-            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *FORMAT_AWARE_TESTS],
+            [
+                *(sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"),
+                f"--junitxml={log.with_suffix('.xml')}",
+                *FORMAT_AWARE_TESTS,
+            ],
             cwd=PROJECT_DIR,
             env=environment,
             stdout=output,
