@@ -92,25 +92,3 @@
     {%- endfor -%}
     {{- return(pairs | join(' or ') if pairs else 'false') -}}
 {% endmacro %}
-
-
-{% macro partition_columns(relation) %}
-    {#- The partition columns of a table, in order, from DESCRIBE: the rows after `# Partition
-        Information` (Hive-style tables, Iceberg's session catalog) or the `Part <n>` rows after
-        `# Partitioning` (v2 tables, e.g. Delta's catalog). -#}
-    {%- set columns = [] -%}
-    {%- set section = [none] -%}
-    {%- for row in run_query('describe ' ~ relation) -%}
-        {%- set name = (row[0] or '') | trim -%}
-        {%- if name in ('# Partition Information', '# Partitioning') -%}
-            {%- do section.append(name) -%}
-        {%- elif name == '' or (name.startswith('#') and name != '# col_name') -%}
-            {%- do section.append(none) -%}
-        {%- elif section[-1] == '# Partition Information' and name != '# col_name' -%}
-            {%- do columns.append(name) -%}
-        {%- elif section[-1] == '# Partitioning' and name.startswith('Part ') -%}
-            {%- do columns.append(row[1] | trim) -%}
-        {%- endif -%}
-    {%- endfor -%}
-    {{- return(columns) -}}
-{% endmacro %}
