@@ -49,7 +49,7 @@
     {#- To the microsecond: cut to the second, a snapshot committed earlier in that second would
         be newer than the cut-off and survive keep_hours=0. -#}
     {%- set older_than = modules.datetime.datetime.utcnow() - modules.datetime.timedelta(hours=keep_hours) -%}
-    {%- set older_than = "timestamp'" ~ older_than.strftime('%Y-%m-%d %H:%M:%S.%f') ~ "'" -%}
+    {%- set older_than = late_data.exact_timestamp_literal(older_than) -%}
     {%- set compactions = [(relations.audit, "options => map('rewrite-all', 'true')")] if relations.audit else [] -%}
     {%- for table in relations.versions -%}
         {%- do compactions.append((table, "strategy => 'sort', sort_order => 'ingested_at', options => map('rewrite-all', 'true')")) -%}
