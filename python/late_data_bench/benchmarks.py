@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
@@ -125,6 +125,8 @@ class BenchResult:
     partitions_rewritten: float
     files_rewritten: float
     rows_written: float
+    # The UTC date of the measurement: re-measuring some cells keeps the others' rows with theirs.
+    measured_on: str = ""
 
     @property
     def cell_key(self) -> tuple[int, float, str, float]:
@@ -146,6 +148,8 @@ class CellMeasurement:
     profiles: dict[str, RunProfile]  # the last timed run of the strategies in PROFILED
     # How far the raw table was fed, and the last run time: where plain dbt's runs go on from.
     fed_until: datetime | None = None
+    # False for `--whole-run-only`: its rows replace the cell's whole-run rows and keep the peers'.
+    every_strategy: bool = True
 
 
 # Where the time goes is reported for this project's runs: the means, the whole run and, where measured,
@@ -282,6 +286,7 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int, whole_run_only: 
         results,
         {strategy: profiles[strategy] for strategy in PROFILED if strategy in profiles},
         fed_until=feed.fed_until,
+        every_strategy=not whole_run_only,
     )
 
 
@@ -413,6 +418,7 @@ def _result(cell: BenchCell, strategy: str, timings: list[_Timing]) -> BenchResu
         partitions_rewritten=statistics.median(t.partitions for t in timings),
         files_rewritten=statistics.median(t.files for t in timings),
         rows_written=statistics.median(t.rows for t in timings),
+        measured_on=f"{datetime.now(UTC):%Y-%m-%d}",
     )
 
 
@@ -813,7 +819,7 @@ def write_bench_outputs(
     csv_path, md_path, png_path = out_dir / "results.csv", out_dir / "results.md", out_dir / "results.png"
     results = [result for measurement in measurements for result in measurement.results]
     if (keep_other_cells or thrift_results) and csv_path.exists():
-        measured = {measurement.cell.key for measurement in measurements}
+        measured = {measurement.cell.key for measurement in measurements if measurement.every_strategy}
         replaced = {(*result.cell_key, result.strategy) for result in (*results, *thrift_results)}
         results = [
             result
@@ -842,22 +848,33 @@ def write_bench_outputs(
         " partial parse from the run before kept); `thrift whole run`: with dbt through the local"
         " cluster's Spark Thrift Server from the warm scheduler (`late-data bench --thrift`), and"
         " `plain thrift`: that run as cron makes it on the thrift target. `-`: not measured (the runs"
-        " table says how many runs each median has).\n",
+        " table says how many runs each median has), or a ratio of medians measured on different days."
+        " `measured`: the UTC dates of the row's medians; re-measuring some cells, or only a cell's whole"
+        " run (`--whole-run-only`), keeps the other medians with their dates.\n",
         "| locations | history h | late window h | lateness | late_data | microbatch | full refresh | floor"
         " | ours / microbatch | ours / floor | whole run | whole / floor | of which history | plain dbt whole run"
-        " | plain / warm | thrift whole run | thrift / embedded | plain thrift whole run | plain thrift / thrift |",
-        "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        " | plain / warm | thrift whole run | thrift / embedded | plain thrift whole run | plain thrift / thrift"
+        " | measured |",
+        "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
 
-    def median(cell: tuple[Any, ...], strategy: str) -> float | None:
-        result = by_key.get((*cell, strategy))
-        return result.median_s if result else None
+    def median(cell: tuple[Any, ...], strategy: str) -> BenchResult | None:
+        return by_key.get((*cell, strategy))
 
-    def shown(value: float | None) -> str:
-        return "-" if value is None else f"{value:.2f}"
+    def shown(result: BenchResult | None) -> str:
+        return "-" if result is None else f"{result.median_s:.2f}"
 
-    def ratio(numerator: float | None, denominator: float | None) -> str:
-        return "-" if numerator is None or not denominator else f"{numerator / denominator:.2f}"
+    def ratio(numerator: BenchResult | None, denominator: BenchResult | None) -> str:
+        """`-` also for medians of different days: this machine's speed moves by up to 2x between them."""
+        if numerator is None or denominator is None or not denominator.median_s:
+            return "-"
+        if numerator.measured_on != denominator.measured_on:
+            return "-"
+        return f"{numerator.median_s / denominator.median_s:.2f}"
+
+    def measured_on(cell: tuple[Any, ...]) -> str:
+        """The dates of a cell's rows: two where some of its strategies were measured again."""
+        return ", ".join(sorted({r.measured_on for r in results if r.cell_key == cell and r.measured_on})) or "-"
 
     for cell in cells:
         ours, micro, full, floor, whole, history, plain, thrift, plain_thrift = (
@@ -875,7 +892,7 @@ def write_bench_outputs(
             f"| {cell[0]:,} | {cell[1]:g} | {cell[3]:g} | {cell[2]} | {shown(ours)} | {shown(micro)} | {shown(full)}"
             f" | {shown(floor)} | {ratio(ours, micro)} | {ratio(ours, floor)} | {shown(whole)} | {ratio(whole, floor)}"
             f" | {shown(history)} | {shown(plain)} | {ratio(plain, whole)} | {shown(thrift)} | {ratio(thrift, whole)}"
-            f" | {shown(plain_thrift)} | {ratio(plain_thrift, thrift)} |"
+            f" | {shown(plain_thrift)} | {ratio(plain_thrift, thrift)} | {measured_on(cell)} |"
         )
     measure_cells = sorted({r.cell_key for r in results if r.strategy in MEASURE_STRATEGIES})
     if measure_cells:
@@ -952,6 +969,7 @@ def _read_results(csv_path: Path) -> list[BenchResult]:
                 partitions_rewritten=float(row["partitions_rewritten"]),
                 files_rewritten=float(row["files_rewritten"]),
                 rows_written=float(row["rows_written"]),
+                measured_on=row.get("measured_on") or "",
             )
             for row in csv.DictReader(handle)
         ]

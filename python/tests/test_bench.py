@@ -83,6 +83,29 @@ def test_a_whole_run_only_cell_writes_its_whole_run_and_no_peer(tmp_path) -> Non
     assert "| 100,000 | 2 | 1 | heavy | - | - | - | - | - | - | 50.00 | - | 50.00 | - |" in paths[1].read_text()
 
 
+def test_a_whole_run_only_remeasure_keeps_the_peers_with_their_date(tmp_path) -> None:
+    """Re-measuring only a cell's whole run replaces its whole-run rows and keeps the peers measured
+    before, each row with its own date, both dates on the cell's line."""
+    cell = BenchCell(locations=100_000, history_hours=2, lateness="heavy")
+
+    def results(strategies: tuple[str, ...], seconds: float, day: str) -> list[BenchResult]:
+        return [BenchResult(100_000, 2, "heavy", 1.0, s, 1, seconds, 1, 2, 3, day) for s in strategies]
+
+    every = results((*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT), 90.0, "2026-11-26")
+    write_bench_outputs([CellMeasurement(cell, every, {})], tmp_path, "test machine")
+    whole = results((WHOLE_RUN, HISTORY_SNAPSHOT), 50.0, "2026-11-27")
+    paths = write_bench_outputs(
+        [CellMeasurement(cell, whole, {}, every_strategy=False)], tmp_path, "test machine", keep_other_cells=True
+    )
+    rows = {row.split(",")[4]: row.split(",") for row in paths[0].read_text().splitlines()[1:]}
+    assert set(rows) == {*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT}
+    assert (rows[OURS][6], rows[OURS][10]) == ("90.0", "2026-11-26")
+    assert (rows[WHOLE_RUN][6], rows[WHOLE_RUN][10]) == ("50.0", "2026-11-27")
+    # Ratios within a day only: the whole run against the floor of the day before is not one.
+    assert "| 90.00 | 90.00 | 90.00 | 90.00 | 1.00 | 1.00 | 50.00 | - | 50.00 |" in paths[1].read_text()
+    assert "| 2026-11-26, 2026-11-27 |" in paths[1].read_text()
+
+
 def test_thrift_rows_join_their_cell_with_plain_dbt_beside_the_warm_run(tmp_path) -> None:
     """`late-data bench --thrift`: the warm scheduler's and plain dbt's whole runs on the thrift
     target replace their own rows and keep the embedded ones; the table divides plain by warm."""
