@@ -980,12 +980,17 @@ def _profile_heading(cell: BenchCell) -> str:
 
 
 def _other_cells_profile_sections(profile_path: Path, measurements: list[CellMeasurement]) -> list[str]:
-    """The sections of an existing profile.md that belong to cells not measured now."""
+    """The sections of an existing profile.md whose cell and strategy were not profiled now (a cell's
+    whole run measured alone keeps the profile of its means)."""
     if not profile_path.exists():
         return []
-    measured = tuple(_profile_heading(measurement.cell) for measurement in measurements)
-    sections = profile_path.read_text().split("\n## ")[1:]
-    return ["## " + section.strip() + "\n" for section in sections if not ("## " + section).startswith(measured)]
+    profiled = {
+        f"{_profile_heading(measurement.cell)}{strategy}"
+        for measurement in measurements
+        for strategy in measurement.profiles
+    }
+    sections = ["## " + section.strip() + "\n" for section in profile_path.read_text().split("\n## ")[1:]]
+    return [section for section in sections if section.splitlines()[0] not in profiled]
 
 
 def _profile_markdown(measurements: list[CellMeasurement], machine: str, kept_sections: list[str]) -> str:
@@ -1005,6 +1010,7 @@ def _profile_markdown(measurements: list[CellMeasurement], machine: str, kept_se
         for strategy, profile in measurement.profiles.items():
             lines += [
                 f"{_profile_heading(cell)}{strategy}\n",
+                f"Measured {datetime.now(UTC):%Y-%m-%d}.\n",
                 *profile_lines(profile.events, profile.spark_jobs),
                 "",
             ]

@@ -92,11 +92,19 @@ def test_a_whole_run_only_remeasure_keeps_the_peers_with_their_date(tmp_path) ->
         return [BenchResult(100_000, 2, "heavy", 1.0, s, 1, seconds, 1, 2, 3, day) for s in strategies]
 
     every = results((*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT), 90.0, "2026-11-26")
-    write_bench_outputs([CellMeasurement(cell, every, {})], tmp_path, "test machine")
+    profiles = {OURS: RunProfile([], spark_jobs=1), WHOLE_RUN: RunProfile([], spark_jobs=1)}
+    write_bench_outputs([CellMeasurement(cell, every, profiles)], tmp_path, "test machine")
     whole = results((WHOLE_RUN, HISTORY_SNAPSHOT), 50.0, "2026-11-27")
     paths = write_bench_outputs(
-        [CellMeasurement(cell, whole, {}, every_strategy=False)], tmp_path, "test machine", keep_other_cells=True
+        [CellMeasurement(cell, whole, {WHOLE_RUN: RunProfile([], spark_jobs=2)}, every_strategy=False)],
+        tmp_path,
+        "test machine",
+        keep_other_cells=True,
     )
+    # The means' profile stays; the whole run's is the new one.
+    profile = paths[3].read_text()
+    assert profile.count(f"heavy, 1 h late window: {OURS}\n") == 1
+    assert profile.count(f"heavy, 1 h late window: {WHOLE_RUN}\n") == 1 and "2 Spark jobs" in profile
     rows = {row.split(",")[4]: row.split(",") for row in paths[0].read_text().splitlines()[1:]}
     assert set(rows) == {*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT}
     assert (rows[OURS][6], rows[OURS][10]) == ("90.0", "2026-11-26")
