@@ -234,10 +234,9 @@ def validate_names_and_hosts() -> None:
             raise SetupError(f"LATE_DATA_THRIFT_AUTH={thrift_auth!r} is not one of {THRIFT_AUTH_MODES}")
         # dbt-spark compares the profile's `auth` in upper case.
         os.environ["LATE_DATA_THRIFT_AUTH"] = thrift_auth.upper()
-    for name in ("LATE_DATA_WRITER_LOCK", "LATE_DATA_SMALL_TABLES"):
-        value = os.environ.get(name)
-        if value is not None and value not in ("on", "off"):
-            raise SetupError(f"{name}={value!r} is not on or off")
+    writer_lock = os.environ.get("LATE_DATA_WRITER_LOCK")
+    if writer_lock is not None and writer_lock not in ("on", "off"):
+        raise SetupError(f"LATE_DATA_WRITER_LOCK={writer_lock!r} is not on or off")
     level = os.environ.get("LATE_DATA_SPARK_LOG_LEVEL")
     if level is not None and level.upper() not in LOG_LEVELS:
         raise SetupError(f"LATE_DATA_SPARK_LOG_LEVEL={level!r} is not a log level: use one of {LOG_LEVELS}")

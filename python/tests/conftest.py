@@ -50,9 +50,6 @@ def late_data_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DbtP
     os.environ["LATE_DATA_HOME"] = str(home)
     os.environ.setdefault("LATE_DATA_SHUFFLE_PARTITIONS", "2")
     os.environ.setdefault("LATE_DATA_DRIVER_MEMORY", "2g")
-    # Interpreted plans, no adaptive re-planning: a scheduled run on the tests' few rows in about
-    # three quarters of the time (profiles.yml); the bench measures the default.
-    os.environ.setdefault("LATE_DATA_SMALL_TABLES", "on")
     dbt_project = DbtProject(prepare_environment())
     yield dbt_project
     dbt_project.close()

@@ -86,7 +86,6 @@ CHECKED_SETTINGS = (
     "LATE_DATA_CLUSTER_MASTER",
     "LATE_DATA_WAREHOUSE",
     "LATE_DATA_WRITER_LOCK",
-    "LATE_DATA_SMALL_TABLES",
     "LATE_DATA_SPARK_LOG_LEVEL",
 )
 
@@ -113,7 +112,6 @@ CHECKED_SETTINGS = (
         ("LATE_DATA_WAREHOUSE", "/tmp/it's", 'LATE_DATA_WAREHOUSE="/tmp/it\'s" holds a space, quote'),
         ("LATE_DATA_WAREHOUSE", "/data/a,b", "LATE_DATA_WAREHOUSE='/data/a,b' holds a space, quote"),
         ("LATE_DATA_WRITER_LOCK", "maybe", "LATE_DATA_WRITER_LOCK='maybe' is not on or off"),
-        ("LATE_DATA_SMALL_TABLES", "yes", "LATE_DATA_SMALL_TABLES='yes' is not on or off"),
         ("LATE_DATA_SPARK_LOG_LEVEL", "loud", "LATE_DATA_SPARK_LOG_LEVEL='loud' is not a log level"),
     ],
 )

@@ -65,7 +65,6 @@ def drive(home: Path, plan: dict[str, Any]) -> tuple[int, list[dict[str, Any]], 
             "DBT_TARGET_PATH": str(home / "target"),
             "LATE_DATA_DRIVER_MEMORY": "1g",
             "LATE_DATA_SHUFFLE_PARTITIONS": "2",
-            "LATE_DATA_SMALL_TABLES": "on",
         }
     )
     process = subprocess.run(
