@@ -1007,10 +1007,11 @@ def _profile_markdown(measurements: list[CellMeasurement], machine: str, kept_se
     ]
     for measurement in measurements:
         cell = measurement.cell
+        measured_on = {result.strategy: result.measured_on for result in measurement.results}
         for strategy, profile in measurement.profiles.items():
             lines += [
                 f"{_profile_heading(cell)}{strategy}\n",
-                f"Measured {datetime.now(UTC):%Y-%m-%d}.\n",
+                f"Measured {measured_on.get(strategy) or 'on an unrecorded date'}.\n",
                 *profile_lines(profile.events, profile.spark_jobs),
                 "",
             ]

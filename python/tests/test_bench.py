@@ -105,6 +105,7 @@ def test_a_whole_run_only_remeasure_keeps_the_peers_with_their_date(tmp_path) ->
     profile = paths[3].read_text()
     assert profile.count(f"heavy, 1 h late window: {OURS}\n") == 1
     assert profile.count(f"heavy, 1 h late window: {WHOLE_RUN}\n") == 1 and "2 Spark jobs" in profile
+    assert f"{OURS}\n\nMeasured 2026-11-26." in profile and f"{WHOLE_RUN}\n\nMeasured 2026-11-27." in profile
     rows = {row.split(",")[4]: row.split(",") for row in paths[0].read_text().splitlines()[1:]}
     assert set(rows) == {*STRATEGIES, WHOLE_RUN, HISTORY_SNAPSHOT}
     assert (rows[OURS][6], rows[OURS][10]) == ("90.0", "2026-11-26")
