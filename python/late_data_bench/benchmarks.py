@@ -3,6 +3,7 @@ side on the same data and run times, and this project's whole scheduled run."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import multiprocessing
@@ -1018,23 +1019,44 @@ def _profile_markdown(measurements: list[CellMeasurement], machine: str, kept_se
     return "\n".join(lines)
 
 
+def plot_lines(
+    by_key: dict[tuple[Any, ...], BenchResult], cells: list[tuple[int, float, str, float]], lateness: str
+) -> list[tuple[int, str, str, list[tuple[int, float]]]]:
+    """(strategy number, strategy, date, [(series, median s)]) for each line of a lateness's panel:
+    the 1 h late window's cells, one line per strategy and measurement date (this machine's speed
+    drifts between days, so a line joins only medians of one date)."""
+    growth = sorted(cell for cell in cells if cell[2] == lateness and cell[3] == 1.0 and cell[1] <= 2)
+    dates = sorted({result.measured_on for result in by_key.values()})
+    lines = []
+    for (number, strategy), date in itertools.product(enumerate((*STRATEGIES, WHOLE_RUN, PLAIN_DBT_WHOLE_RUN)), dates):
+        results = [(cell[0], by_key.get((*cell, strategy))) for cell in growth]
+        points = [(series, result.median_s) for series, result in results if result and result.measured_on == date]
+        if points:
+            lines.append((number, strategy, date, points))
+    return lines
+
+
 def _plot_bench(
     by_key: dict[tuple[Any, ...], BenchResult], cells: list[tuple[int, float, str, float]], path: Path
 ) -> None:
     """How each strategy's median grows with the number of series, at a 1 h late window: one panel
-    per lateness, log-log."""
+    per lateness, log-log; a strategy keeps its colour, the newest date is drawn solid."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+    newest = max((result.measured_on for result in by_key.values()), default="")
     for axis, lateness in zip(axes, ("heavy", "sparse"), strict=True):
-        growth = sorted(cell for cell in cells if cell[2] == lateness and cell[3] == 1.0 and cell[1] <= 2)
-        for strategy in (*STRATEGIES, WHOLE_RUN, PLAIN_DBT_WHOLE_RUN):
-            points = [(cell[0], by_key[(*cell, strategy)].median_s) for cell in growth if (*cell, strategy) in by_key]
-            if points:
-                axis.plot(*zip(*points, strict=True), marker="o", label=strategy)
+        for number, strategy, date, points in plot_lines(by_key, cells, lateness):
+            axis.plot(
+                *zip(*points, strict=True),
+                marker="o",
+                color=f"C{number}",
+                linestyle="-" if date == newest else ":",
+                label=f"{strategy} ({date or 'undated'})",
+            )
         axis.set(xscale="log", yscale="log", xlabel="series (locations)", title=f"{lateness} lateness, 1 h late window")
         axis.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("median seconds per run")

@@ -18,6 +18,7 @@ from late_data_bench.benchmarks import (
     CellMeasurement,
     RunProfile,
     bench_cell,
+    plot_lines,
     write_bench_outputs,
 )
 from late_data_bench.soak import SoakRun, read_soak_runs, summarize, write_soak_outputs
@@ -113,6 +114,24 @@ def test_a_whole_run_only_remeasure_keeps_the_peers_with_their_date(tmp_path) ->
     # Ratios within a day only: the whole run against the floor of the day before is not one.
     assert "| 90.00 | 90.00 | 90.00 | 90.00 | 1.00 | 1.00 | 50.00 | - | 50.00 |" in paths[1].read_text()
     assert "| 2026-11-26, 2026-11-27 |" in paths[1].read_text()
+
+
+def test_a_plot_line_joins_only_medians_of_one_date() -> None:
+    """results.png: a strategy measured on two dates is two lines, each through its own date's
+    medians, so no line draws one day's speed against another's."""
+    rows = [
+        BenchResult(1_000, 2, "heavy", 1.0, OURS, 1, 4.0, 1, 2, 3, "2026-11-26"),
+        BenchResult(10_000, 2, "heavy", 1.0, OURS, 1, 9.0, 1, 2, 3, "2026-11-26"),
+        BenchResult(100_000, 2, "heavy", 1.0, OURS, 1, 50.0, 1, 2, 3, "2026-11-27"),
+        BenchResult(1_000, 24, "heavy", 1.0, OURS, 1, 5.0, 1, 2, 3, "2026-11-27"),  # not a 1 h growth cell
+    ]
+    by_key = {(*row.cell_key, row.strategy): row for row in rows}
+    lines = plot_lines(by_key, sorted({row.cell_key for row in rows}), "heavy")
+    assert [(strategy, date, points) for _, strategy, date, points in lines] == [
+        (OURS, "2026-11-26", [(1_000, 4.0), (10_000, 9.0)]),
+        (OURS, "2026-11-27", [(100_000, 50.0)]),
+    ]
+    assert plot_lines(by_key, sorted({row.cell_key for row in rows}), "sparse") == []
 
 
 def test_thrift_rows_join_their_cell_with_plain_dbt_beside_the_warm_run(tmp_path) -> None:
