@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -138,10 +139,12 @@ def scenario_feed(
     return feed
 
 
-def maintain_tables(project: DbtProject) -> None:
-    """Expire old table snapshots and compact (macro late_data.maintain_tables)."""
+def maintain_tables(project: DbtProject, keep_hours: float | None = None) -> None:
+    """Expire old table snapshots and compact (macro late_data.maintain_tables), keeping
+    `keep_hours` of snapshots (default: the macro's, 24)."""
     started = time.perf_counter()
-    project.invoke(["run-operation", "late_data.maintain_tables"])
+    arguments = [] if keep_hours is None else ["--args", json.dumps({"keep_hours": keep_hours})]
+    project.invoke(["run-operation", "late_data.maintain_tables", *arguments])
     log.info("maintained the late-data tables in %.2f s", time.perf_counter() - started)
 
 
@@ -149,14 +152,18 @@ def maintain_tables(project: DbtProject) -> None:
 class Upkeep:
     """What a scheduler does besides its runs: every `reconcile_every`-th run is a reconciliation
     (recompute every checked window from raw, repair and count what the arrival-driven path got
-    wrong), and after every `maintain_every`-th run the tables are maintained. 0 turns either off."""
+    wrong), and after every `maintain_every`-th run the tables are maintained, keeping
+    `keep_hours` of snapshots (default: the macro's). 0 turns either off."""
 
     reconcile_every: int = 0
     maintain_every: int = 0
+    keep_hours: float | None = None
 
     def __post_init__(self) -> None:
         if self.reconcile_every < 0 or self.maintain_every < 0:
             raise ValueError("--reconcile-every and --maintain-every must be 0 (never) or a positive number of runs")
+        if self.keep_hours is not None and self.keep_hours < 0:
+            raise ValueError("keep_hours must be 0 or more hours of table snapshots to keep")
 
     def reconciles(self, run_number: int) -> bool:
         """Whether scheduled run number `run_number` (from 1) is a reconciliation."""
@@ -176,7 +183,7 @@ class Upkeep:
                 " the next `late-data schedule` runs it again"
             ) from error
         if self.maintains(run_number):
-            maintain_tables(project)
+            maintain_tables(project, self.keep_hours)
         return report
 
 

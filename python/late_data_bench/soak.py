@@ -36,6 +36,11 @@ SOAK_TABLES = (
     "water_level_too_late_readings",
     "late_data_run_audit",
 )
+# Snapshots the soak's maintenance keeps, in hours of wall-clock time. A one-minute schedule with
+# the default 24 h keeps 1,440 runs of snapshots and reaches its steady state (expiring deletes
+# what the runs add) after a day; the soak runs about ten one-minute runs a minute, so 15 minutes
+# keeps about 150 runs' worth and reaches that steady state within its first 200 runs.
+SOAK_KEEP_HOURS = 0.25
 # Flat means: the median of the last 100 runs at most 1.1x the median of runs 100 to 200.
 BASELINE_RUNS = (100, 200)
 TAIL_RUNS = 100
@@ -229,6 +234,10 @@ def soak_markdown(measured: list[SoakRun], cell: BenchCell, machine: str) -> str
             f"# Soak: {summary.runs} one-minute scheduled runs, {cell.locations} series, {cell.lateness} lateness",
             "",
             machine,
+            "",
+            f"Reconciliation and maintenance every 60 runs; maintenance keeps {SOAK_KEEP_HOURS * 60:.0f} minutes of table"
+            " snapshots (a day's 24 hours of one-minute runs, scaled to the soak's pace, so expiring reaches its steady"
+            " state within the first 200 runs).",
             "",
             "| | runs 100 to 200 | last 100 runs | ratio |",
             "|---|---|---|---|",

@@ -12,6 +12,7 @@ import pytest
 from late_data import cli
 from late_data.dbt_project import DbtProject
 from late_data.environment import SetupError
+from late_data.pipeline import Upkeep, maintain_tables
 from late_data.pipelines import Measure, Pipeline
 from late_data.raw_tables import require_raw_tables
 
@@ -339,3 +340,17 @@ def test_explain_sections_read_back_by_node() -> None:
     assert sections["a_model"].endswith("select 1")
     assert "replacing the (time partition, series bucket) pairs" in sections["a_model"]
     assert "appended" in sections["a_history"]
+
+
+def test_maintenance_passes_its_snapshot_retention_to_the_macro() -> None:
+    """The soak keeps minutes of snapshots, not the macro's 24 hours; a scheduler keeps the default."""
+    calls: list[list[str]] = []
+    project = SimpleNamespace(invoke=calls.append)
+    maintain_tables(project, 0.25)  # type: ignore[arg-type]
+    maintain_tables(project)  # type: ignore[arg-type]
+    assert calls == [
+        ["run-operation", "late_data.maintain_tables", "--args", '{"keep_hours": 0.25}'],
+        ["run-operation", "late_data.maintain_tables"],
+    ]
+    with pytest.raises(ValueError, match="keep_hours"):
+        Upkeep(maintain_every=60, keep_hours=-1)
