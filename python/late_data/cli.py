@@ -655,17 +655,16 @@ def bench_command(args: argparse.Namespace) -> int:
 def soak_command(
     environment: ProjectEnvironment, cells: tuple[BenchCell, ...] | None, runs: int, out: Path, machine: str
 ) -> int:
-    """The soak cell, in this process, with the scheduler's default upkeep and the soak's snapshot retention."""
+    """The soak cell, in this process, with the scheduler's default upkeep, its maintenance keeping the soak's snapshot retention."""
     from late_data_bench.benchmarks import BenchCell
-    from late_data_bench.soak import SOAK_KEEP_HOURS, run_soak
+    from late_data_bench.soak import SOAK_UPKEEP, run_soak
 
     if cells is not None and len(cells) != 1:
         raise SetupError("--soak measures one cell: give at most one --cell")
     cell = cells[0] if cells else BenchCell(100, 2, "heavy")
     project = DbtProject(environment)
     try:
-        upkeep = Upkeep(reconcile_every=60, maintain_every=60, keep_hours=SOAK_KEEP_HOURS)
-        for path in run_soak(project, cell, runs, out, upkeep, machine):
+        for path in run_soak(project, cell, runs, out, SOAK_UPKEEP, machine):
             print(f"bench: wrote {path}")
     finally:
         project.close()

@@ -36,11 +36,12 @@ SOAK_TABLES = (
     "water_level_too_late_readings",
     "late_data_run_audit",
 )
-# Snapshots the soak's maintenance keeps, in hours of wall-clock time. A one-minute schedule with
-# the default 24 h keeps 1,440 runs of snapshots and reaches its steady state (expiring deletes
-# what the runs add) after a day; the soak runs about ten one-minute runs a minute, so 15 minutes
-# keeps about 150 runs' worth and reaches that steady state within its first 200 runs.
-SOAK_KEEP_HOURS = 0.25
+# The scheduler's upkeep (reconciliation and maintenance every 60 runs), its maintenance keeping
+# 15 minutes of wall-clock snapshots rather than the default 24 hours: a one-minute schedule keeping
+# 24 h holds 1,440 runs of snapshots and reaches its steady state (expiring deletes what the runs
+# add) after a day; the soak makes about ten one-minute runs a minute, so 15 minutes keeps about
+# 150 runs' worth and reaches that steady state within its first 200 runs.
+SOAK_UPKEEP = Upkeep(reconcile_every=60, maintain_every=60, keep_hours=0.25)
 # Flat means: the median of the last 100 runs at most 1.1x the median of runs 100 to 200.
 BASELINE_RUNS = (100, 200)
 TAIL_RUNS = 100
@@ -126,7 +127,7 @@ def run_soak(
         if number % 50 == 0 or number == runs:
             measured = _with_snapshot_seconds(project, measured)
             write_soak_runs(measured, out_dir / f"{soak_name(cell)}.csv")
-    return write_soak_outputs(measured, cell, out_dir, machine)
+    return write_soak_outputs(measured, cell, out_dir, machine, upkeep)
 
 
 def _with_snapshot_seconds(project: DbtProject, measured: list[SoakRun]) -> list[SoakRun]:
@@ -224,7 +225,16 @@ def summarize(measured: list[SoakRun]) -> SoakSummary:
     )
 
 
-def soak_markdown(measured: list[SoakRun], cell: BenchCell, machine: str) -> str:
+def upkeep_sentence(upkeep: Upkeep) -> str:
+    """How often the soak reconciled and maintained, and the snapshots its maintenance kept."""
+    kept = "the macro's default" if upkeep.keep_hours is None else f"{upkeep.keep_hours * 60:g} minutes"
+    return (
+        f"Reconciliation every {upkeep.reconcile_every} runs, maintenance every {upkeep.maintain_every} runs keeping"
+        f" {kept} of table snapshots (a day's 24 hours of one-minute runs, scaled to the soak's pace)."
+    )
+
+
+def soak_markdown(measured: list[SoakRun], cell: BenchCell, machine: str, upkeep: Upkeep) -> str:
     summary = summarize(measured)
     maintenance = [run.maintenance_seconds for run in measured if run.maintenance_seconds]
     reconciliations = [run.seconds for run in measured if run.reconciliation]
@@ -235,9 +245,7 @@ def soak_markdown(measured: list[SoakRun], cell: BenchCell, machine: str) -> str
             "",
             machine,
             "",
-            f"Reconciliation and maintenance every 60 runs; maintenance keeps {SOAK_KEEP_HOURS * 60:.0f} minutes of table"
-            " snapshots (a day's 24 hours of one-minute runs, scaled to the soak's pace, so expiring reaches its steady"
-            " state within the first 200 runs).",
+            upkeep_sentence(upkeep),
             "",
             "| | runs 100 to 200 | last 100 runs | ratio |",
             "|---|---|---|---|",
@@ -280,12 +288,14 @@ def _stretch_rows(measured: list[SoakRun], size: int = 100) -> list[str]:
     return rows
 
 
-def write_soak_outputs(measured: list[SoakRun], cell: BenchCell, out_dir: Path, machine: str) -> list[Path]:
+def write_soak_outputs(
+    measured: list[SoakRun], cell: BenchCell, out_dir: Path, machine: str, upkeep: Upkeep
+) -> list[Path]:
     name = soak_name(cell)
     paths = [write_soak_runs(measured, out_dir / f"{name}.csv")]
     if len(measured) >= BASELINE_RUNS[1] + TAIL_RUNS:
         markdown = out_dir / f"{name}.md"
-        markdown.write_text(soak_markdown(measured, cell, machine))
+        markdown.write_text(soak_markdown(measured, cell, machine, upkeep))
         paths.append(markdown)
     paths.append(plot_soak(measured, cell, out_dir / f"{name}.png"))
     return paths

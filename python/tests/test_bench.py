@@ -21,7 +21,7 @@ from late_data_bench.benchmarks import (
     plot_lines,
     write_bench_outputs,
 )
-from late_data_bench.soak import SoakRun, read_soak_runs, summarize, write_soak_outputs
+from late_data_bench.soak import SOAK_UPKEEP, SoakRun, read_soak_runs, summarize, write_soak_outputs
 
 
 def test_quick_benchmark_runs_every_strategy_on_the_same_answers(project: Any, tmp_path) -> None:
@@ -184,12 +184,13 @@ def test_a_soak_summary_compares_the_last_hundred_runs_with_runs_100_to_200(tmp_
     assert round(summary.ratio, 2) == 1.2
     assert (summary.baseline_max_files, summary.tail_max_files) == (300, 500)
     assert (summary.baseline_max_metadata_bytes, summary.tail_max_metadata_bytes) == (200_000, 400_000)
-    paths = write_soak_outputs(measured, cell, tmp_path, "test machine")
+    paths = write_soak_outputs(measured, cell, tmp_path, "test machine", SOAK_UPKEEP)
     assert [path.name for path in paths] == ["soak_100_heavy.csv", "soak_100_heavy.md", "soak_100_heavy.png"]
     assert read_soak_runs(paths[0]) == measured
     table = paths[1].read_text()
     assert "| 2.00 | 2.40 | 1.20x (target at most 1.1x: not met) |" in table
     assert "Reconciliations: 6, median 60.00 s. Maintenance: 6 times, median 5.00 s" in table
     assert "| 301 to 400 | 2.40 | 1.00 | 20 | 10 | 500 | 0.4 |" in table
+    assert "Reconciliation every 60 runs, maintenance every 60 runs keeping 15 minutes of table snapshots" in table
     with pytest.raises(ValueError, match="at least 300 runs"):
         summarize(measured[:299])
