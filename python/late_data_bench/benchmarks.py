@@ -259,7 +259,7 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int, whole_run_only: 
     task runs at every minute of the hour, and microbatch's hourly batches cost more late in the
     hour), each one minute after an untimed run that brings every table up to date. Then time as
     many whole scheduled runs of this project over the next hour, the same way (with
-    `whole_run_only`, only those)."""
+    `whole_run_only`, only those, in the minutes right after the build)."""
     feed, history_end = built_history(project, cell)
     minutes = _minutes_over_an_hour(runs)
     profiles: dict[str, RunProfile] = {}
@@ -271,10 +271,21 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int, whole_run_only: 
         )
     measures = MEASURE_STRATEGIES if cell.key in MEASURE_CELLS and not whole_run_only else ()
     timings = {} if whole_run_only else _timed_peers(project, cell, feed, history_end, minutes, profiles, measures)
-    next_hour = history_end + timedelta(hours=1)
+    # After the peers, the whole runs take the next hour. Alone, they follow the build at once: the
+    # history is in step with the means, and an untimed catch-up over the hour the peers would have
+    # taken is no scheduler's minute (at 100,000 series it ran for more than 11 minutes).
+    first_minute = history_end if whole_run_only else history_end + timedelta(hours=1)
     timings.update(
         _timed_whole_runs(
-            project, cell, feed, [next_hour + timedelta(minutes=m, seconds=10) for m in minutes], profiles
+            project,
+            cell,
+            feed,
+            [
+                first_minute + timedelta(minutes=m, seconds=10)
+                for m in (_consecutive_minutes(runs) if whole_run_only else minutes)
+            ],
+            profiles,
+            history_behind=not whole_run_only,
         )
     )
     results = [
@@ -466,6 +477,12 @@ def built_history(project: DbtProject, cell: BenchCell) -> tuple[_Feed, datetime
     return _Feed(spark, raw_table, scenario, first_run_time), history_end
 
 
+def _consecutive_minutes(runs: int) -> list[int]:
+    """Minutes past the end of the history for `runs` timed whole runs right after the build, each
+    after an untimed run a minute earlier (3 runs: 2, 4, 6)."""
+    return [2 * step for step in range(1, runs + 1)]
+
+
 def _minutes_over_an_hour(runs: int) -> list[int]:
     """Minutes past the hour for `runs` timed runs, evenly spread (5 runs: 6, 18, 30, 42, 54)."""
     return [max(2, int(60 * (step + 0.5) / runs)) for step in range(runs)]
@@ -543,7 +560,12 @@ def _timed_runs(
 
 
 def _timed_whole_runs(
-    project: DbtProject, cell: BenchCell, feed: _Feed, run_times: list[datetime], profiles: dict[str, RunProfile]
+    project: DbtProject,
+    cell: BenchCell,
+    feed: _Feed,
+    run_times: list[datetime],
+    profiles: dict[str, RunProfile],
+    history_behind: bool = True,
 ) -> dict[str, list[_Timing]]:
     """This project's whole scheduled run (the scheduler's selection after its first run: versions,
     means, too-late listing, history snapshot, audit) at each of `run_times`, each after an untimed
@@ -560,9 +582,10 @@ def _timed_whole_runs(
 
     # The peers' runs left the history behind the means: its first whole run holds the means while
     # the history records what they published (late_data_histories_behind). Not timed.
-    settle = run_times[0] - timedelta(minutes=2)
-    feed.until(settle)
-    whole_run(settle)
+    if history_behind:
+        settle = run_times[0] - timedelta(minutes=2)
+        feed.until(settle)
+        whole_run(settle)
     for step, run_time in enumerate(tqdm(run_times, desc=f"whole runs {cell}", unit="run", leave=False), start=1):
         feed.until(run_time - timedelta(minutes=1))
         whole_run(run_time - timedelta(minutes=1))
