@@ -38,9 +38,11 @@ comma := ,
 export DELTA_JARS ?= $(subst $(eval) ,$(comma),$(strip $(wildcard $(DELTA_JARS_DIR)/delta-spark_*.jar) $(wildcard $(DELTA_JARS_DIR)/delta-storage-*.jar)))
 endif
 
-# The whole suite, the slowest tests listed at the end of every run.
+# The whole suite in two worker processes (pytest-xdist), each with its own Spark session and
+# warehouse, handed whole modules, the slowest first (python/tests/conftest.py), the Delta proofs
+# beside them in a third; the slowest tests listed at the end of every run.
 pytest: setup cluster-packages
-	$(BIN)/pytest --durations=15 python/tests
+	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25 python/tests
 
 test: lint docs pytest
 

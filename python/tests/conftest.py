@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +13,30 @@ from late_data.dbt_project import DbtProject
 from late_data.environment import delta_jars_unavailable, prepare_environment
 from tests import delta_proofs
 from tests.helpers import TEST_VARS, Pipeline
+
+# The modules that take longest, longest first: pytest-xdist hands out whole modules in collection
+# order (`make pytest`: --dist loadfile --no-loadscope-reorder), so the two workers start on the long
+# ones and end on short ones, and neither waits alone at the end. An order, not a promise: a module
+# in the wrong place costs minutes, never a result.
+SLOWEST_MODULES = (
+    "test_cluster.py",
+    "test_faults.py",
+    "test_scenario_oracle.py",
+    "test_example_project.py",
+    "test_publishing.py",
+    "test_arrivals.py",
+    "test_scan_horizon.py",
+    "test_failed_runs.py",
+    "test_bench.py",
+    "test_maintenance.py",
+    "test_corrections.py",
+    "test_bad_input.py",
+    "test_error_rates.py",
+    "test_history.py",
+    "test_run_budget.py",
+    "test_dbt_adapter_suites.py",
+)
+DELTA_LOG = pytest.StashKey[Path]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -22,22 +47,60 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark what uses the shared Spark session or the cluster (tests that start Spark in processes
     of their own carry the mark themselves), so `make check` (-m "not spark") runs only what answers in seconds.
-    The test that waits for the Delta proofs goes last: the suite works beside them until then."""
+    The slowest modules first; the test that waits for the Delta proofs last: the suite works beside
+    them until then."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if fixtures & {"project", "late_data_project", "pipeline"} or item.get_closest_marker("cluster"):
             item.add_marker(pytest.mark.spark)
-    items.sort(key=lambda item: item.nodeid.endswith(delta_proofs.TEST_ID))
+
+    def rank(item: pytest.Item) -> int:
+        if item.nodeid.endswith(delta_proofs.TEST_ID):
+            return len(SLOWEST_MODULES) + 1
+        module = item.nodeid.split("::")[0].rsplit("/", 1)[-1]
+        return SLOWEST_MODULES.index(module) if module in SLOWEST_MODULES else len(SLOWEST_MODULES)
+
+    items.sort(key=rank)
+
+
+def delta_proofs_wanted(selected_ids: list[str]) -> bool:
+    """The Delta run starts when its test is selected, this session is not itself on Delta and
+    Delta's jars can be had (else the test is skipped with the reason)."""
+    return (
+        any(nodeid.endswith(delta_proofs.TEST_ID) for nodeid in selected_ids)
+        and os.environ.get("LATE_DATA_TABLE_FORMAT") != "delta"
+        and delta_jars_unavailable() is None
+    )
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """The Delta proofs start now, beside the rest of the suite, when their test is selected and
-    this session is not itself on Delta (tests/delta_proofs.py)."""
-    if session.config.option.collectonly:
+    """Without pytest-xdist, the Delta proofs start now, beside the rest of the suite
+    (tests/delta_proofs.py); under it, the controller starts them (below), not every worker."""
+    config = session.config
+    if config.option.collectonly or hasattr(config, "workerinput"):
         return
-    selected = any(item.nodeid.endswith(delta_proofs.TEST_ID) for item in session.items)
-    if selected and os.environ.get("LATE_DATA_TABLE_FORMAT") != "delta" and delta_jars_unavailable() is None:
+    if delta_proofs_wanted([item.nodeid for item in session.items]):
         delta_proofs.start()
+
+
+def delta_log(config: pytest.Config) -> Path:
+    """Where the Delta run of this xdist session writes, chosen once by the controller."""
+    if DELTA_LOG not in config.stash:
+        config.stash[DELTA_LOG] = delta_proofs.new_log()
+    return config.stash[DELTA_LOG]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist's controller, for each worker: where the Delta run writes."""
+    node.workerinput[delta_proofs.WORKER_INPUT_KEY] = str(delta_log(node.config))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """pytest-xdist's controller, once a worker collected: the Delta run starts (once)."""
+    if delta_proofs_wanted(ids):
+        delta_proofs.start(delta_log(node.config))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

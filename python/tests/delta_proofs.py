@@ -11,10 +11,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
-TEST_ID = "test_delta.py::test_the_commit_log_proofs_hold_on_delta_tables"
+TEST_ID = "test_delta_proofs.py::test_the_commit_log_proofs_hold_on_delta_tables"
+# How pytest-xdist's controller tells its workers where the Delta run it started writes.
+WORKER_INPUT_KEY = "late_data_delta_proofs_log"
 TIMEOUT_SECONDS = 3600
 # Run again on Delta tables (its own LATE_DATA_HOME and Spark): the tests whose proofs read the
 # table format's metadata or go through what differs between the formats (a write that clears a
@@ -39,64 +42,91 @@ FORMAT_AWARE_TESTS = (
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class DeltaProofs:
-    process: subprocess.Popen[bytes]
-    log: Path
-    deadline: float
+    """The Delta run's files: its output (`log`), its JUnit report and its exit code, each written by
+    the run itself, so any process of the suite can wait for it: under pytest-xdist the controller
+    starts it and the worker that draws the waiting test reads its outcome."""
 
-    def outcome(self) -> tuple[int, str]:
-        """0 when the child finished and its JUnit report counts tests and no failure or error, else
-        non-zero; and the end of its output. Not its exit code alone: a process that reaps zombies
-        (the cluster tests' process checks do) can collect it first, and Popen then reports 0."""
-        try:
-            code = self.process.wait(timeout=max(1.0, self.deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            code = self.process.wait()
-        output = self.log.read_text(errors="replace")[-6000:]
-        if not self.report.is_file():
-            return code or 1, f"no JUnit report from the Delta run\n{output}"
-        suites = list(ElementTree.parse(self.report).getroot().iter("testsuite"))
-        counted = sum(int(suite.get("tests", 0)) for suite in suites)
-        failed = sum(int(suite.get("failures", 0)) + int(suite.get("errors", 0)) for suite in suites)
-        return (code or 1) if failed or not counted else code, output
+    log: Path
 
     @property
     def report(self) -> Path:
         return self.log.with_suffix(".xml")
 
+    @property
+    def exit_file(self) -> Path:
+        return self.log.with_suffix(".exit")
 
-_started: list[DeltaProofs] = []
+    def outcome(self, timeout: float = TIMEOUT_SECONDS) -> tuple[int, str]:
+        """0 when the run finished and its JUnit report counts tests and no failure or error, else
+        non-zero; and the end of its output. Not its exit code alone: a report with no test in it
+        (nothing collected) is a failure too."""
+        deadline = time.monotonic() + timeout
+        while not self.exit_file.is_file() or not self.exit_file.read_text().strip():
+            if time.monotonic() > deadline:
+                return 1, f"the Delta run did not finish in {timeout:.0f} s\n{self._output()}"
+            time.sleep(2)
+        code = int(self.exit_file.read_text().strip())
+        if not self.report.is_file():
+            return code or 1, f"no JUnit report from the Delta run\n{self._output()}"
+        suites = list(ElementTree.parse(self.report).getroot().iter("testsuite"))
+        counted = sum(int(suite.get("tests", 0)) for suite in suites)
+        failed = sum(int(suite.get("failures", 0)) + int(suite.get("errors", 0)) for suite in suites)
+        return (code or 1) if failed or not counted else code, self._output()
+
+    def _output(self) -> str:
+        return self.log.read_text(errors="replace")[-6000:] if self.log.is_file() else ""
 
 
-def start() -> DeltaProofs:
-    """The Delta run, started once per session (the child's conftest gives it a LATE_DATA_HOME of
-    its own: no Derby metastore is shared)."""
+def new_log() -> Path:
+    """Where a Delta run about to start writes its output (its report and exit code beside it)."""
+    return Path(tempfile.mkstemp(prefix="delta_proofs_", suffix=".log")[1])
+
+
+_started: list[tuple[DeltaProofs, subprocess.Popen[bytes]]] = []
+
+
+def start(log: Path | None = None) -> DeltaProofs:
+    """The Delta run, started once per process that starts it (the child's conftest gives it a
+    LATE_DATA_HOME of its own: no Derby metastore is shared). A shell writes its exit code when it
+    ends, for whichever process waits."""
     if _started:
-        return _started[0]
+        return _started[0][0]
+    proofs = DeltaProofs(log or new_log())
     environment = {**os.environ, "LATE_DATA_TABLE_FORMAT": "delta", "LATE_DATA_TARGET": "delta"}
     environment.pop("LATE_DATA_HOME", None)
-    log = Path(tempfile.mkstemp(prefix="delta_proofs_", suffix=".log")[1])
-    with log.open("wb") as output:
+    command = [
+        *(sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"),
+        f"--junitxml={proofs.report}",
+        *FORMAT_AWARE_TESTS,
+    ]
+    with proofs.log.open("wb") as output:
         process = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"),
-                f"--junitxml={log.with_suffix('.xml')}",
-                *FORMAT_AWARE_TESTS,
-            ],
+            ["sh", "-c", '"$@"; echo $? > "$0"', str(proofs.exit_file), *command],
             cwd=PROJECT_DIR,
             env=environment,
             stdout=output,
             stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
-    _started.append(DeltaProofs(process, log, time.monotonic() + TIMEOUT_SECONDS))
-    return _started[0]
+    _started.append((proofs, process))
+    return proofs
 
 
 def stop() -> None:
-    """At the end of the session: a Delta run still going (the suite stopped early) is killed."""
-    for proofs in _started:
-        if proofs.process.poll() is None:
-            proofs.process.kill()
-            proofs.process.wait()
+    """At the end of the session that started it: a Delta run still going (the suite stopped early)
+    is killed, with its pytest."""
+    for _, process in _started:
+        if process.poll() is None:
+            os.killpg(process.pid, 9)
+            process.wait()
+
+
+def started(config: Any) -> DeltaProofs:
+    """The Delta run of this test session: under pytest-xdist the one the controller started (its
+    log named in the worker's input), else the one this process started."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        return DeltaProofs(Path(workerinput[WORKER_INPUT_KEY]))
+    return start()

@@ -24,7 +24,6 @@ from late_data.environment import (
     jvm_delta_version,
     prepare_environment,
 )
-from tests import delta_proofs
 
 PINNED = installed_version("delta-spark") or ""
 
@@ -118,16 +117,6 @@ def test_the_classes_spark_loaded_are_the_pinned_release(project: Any) -> None:
         assert loaded is None or loaded == PINNED
         pytest.skip("this session runs on Iceberg: the Delta classpath is checked where the suite runs on Delta")
     assert loaded == PINNED
-
-
-def test_the_commit_log_proofs_hold_on_delta_tables(project: Any) -> None:
-    if project.environment.table_format == "delta":
-        pytest.skip("this session runs every test on Delta already")
-    reason = delta_jars_unavailable()
-    if reason is not None:
-        pytest.skip(reason)
-    code, output = delta_proofs.start().outcome()
-    assert code == 0, output
 
 
 def test_delta_jars_are_found_in_delta_jars_the_ivy_cache_or_by_maven(
