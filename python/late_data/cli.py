@@ -628,14 +628,17 @@ def bench_command(args: argparse.Namespace) -> int:
     # On a shared catalog, the schema's writer lock for the whole bench (its cells run in processes
     # of their own, which take no lock of their own).
     lock = writer_lock(environment, "bench")
-    machine = (
-        f"Measured {datetime.now(UTC):%Y-%m-%d} on {os.cpu_count()} cores, {memory_gib()} GiB, Spark local[*],"
-        f" {environment.table_format.capitalize()} tables."
+    hardware = (
+        f"{os.cpu_count()} cores, {memory_gib()} GiB, Spark local[*], {environment.table_format.capitalize()} tables"
     )
+    # Every row and profile of the bench carries its date; this sentence says why they must.
+    machine = f"On {hardware}. This machine's speed moves by up to 2x between days: compare medians of one date only."
     cells = tuple(args.cells) if args.cells else None
     try:
         if args.soak:
-            return soak_command(environment, cells, args.soak, args.out, machine)
+            return soak_command(
+                environment, cells, args.soak, args.out, f"Measured {datetime.now(UTC):%Y-%m-%d} on {hardware}."
+            )
         for path in run_bench(
             args.out,
             machine,
