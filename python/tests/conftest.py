@@ -19,8 +19,8 @@ from tests.helpers import TEST_VARS, Pipeline
 # ones and end on short ones, and neither waits alone at the end. An order, not a promise: a module
 # in the wrong place costs minutes, never a result.
 SLOWEST_MODULES = (
-    "test_cluster.py",
     "test_faults.py",
+    "test_cluster.py",
     "test_scenario_oracle.py",
     "test_example_project.py",
     "test_publishing.py",
