@@ -103,9 +103,7 @@ def start(log: Path | None = None) -> DeltaProofs:
     ]
     with proofs.log.open("wb") as output:
         process = subprocess.Popen(
-            # Niced: beside the two workers it ends minutes before them (1,226 of 1,965 s on
-            # 2026-11-27), so it gives way to the workers, which hold the suite's longest path.
-            ["nice", "-n", "10", "sh", "-c", '"$@"; echo $? > "$0"', str(proofs.exit_file), *command],
+            ["sh", "-c", '"$@"; echo $? > "$0"', str(proofs.exit_file), *command],
             cwd=PROJECT_DIR,
             env=environment,
             stdout=output,
