@@ -1,4 +1,5 @@
-"""One warm Spark session and parsed dbt project for the whole test run, in its own LATE_DATA_HOME."""
+"""One warm Spark session and parsed dbt project per test process (each pytest-xdist worker under
+`make test`), in a LATE_DATA_HOME of its own."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from tests.helpers import TEST_VARS, Pipeline
 
 # The modules that take longest, longest first: pytest-xdist hands out whole modules in collection
 # order (`make pytest`: --dist loadfile --no-loadscope-reorder), so the two workers start on the long
-# ones and end on short ones, and neither waits alone at the end. An order, not a promise: a module
-# in the wrong place costs minutes, never a result.
+# ones and the short ones fill in at the end. An order, not a promise: a module in the wrong place
+# costs minutes, never a result.
 SLOWEST_MODULES = (
     "test_faults.py",
     "test_cluster.py",
