@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from late_data.dbt_project import DbtProject
-from late_data.environment import delta_jars_unavailable, prepare_environment
+from late_data.environment import prepare_environment
 from tests import delta_proofs
 from tests.helpers import TEST_VARS, Pipeline
 
@@ -65,12 +65,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def delta_proofs_wanted(selected_ids: list[str]) -> bool:
-    """The Delta run starts when its test is selected, this session is not itself on Delta and
-    Delta's jars can be had (else the test is skipped with the reason)."""
+    """The Delta run starts when its test is selected and would not be skipped."""
     return (
-        any(nodeid.endswith(delta_proofs.TEST_ID) for nodeid in selected_ids)
-        and os.environ.get("LATE_DATA_TABLE_FORMAT") != "delta"
-        and delta_jars_unavailable() is None
+        any(nodeid.endswith(delta_proofs.TEST_ID) for nodeid in selected_ids) and delta_proofs.not_run_because() is None
     )
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
+from late_data.environment import delta_jars_unavailable
+
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 TEST_ID = "test_delta_proofs.py::test_the_commit_log_proofs_hold_on_delta_tables"
 # How pytest-xdist's controller tells its workers where the Delta run it started writes.
@@ -63,11 +65,11 @@ class DeltaProofs:
         non-zero; and the end of its output. Not its exit code alone: a report with no test in it
         (nothing collected) is a failure too."""
         deadline = time.monotonic() + timeout
-        while not self.exit_file.is_file() or not self.exit_file.read_text().strip():
+        while not (written := self.exit_file.read_text().strip() if self.exit_file.is_file() else ""):
             if time.monotonic() > deadline:
                 return 1, f"the Delta run did not finish in {timeout:.0f} s\n{self._output()}"
             time.sleep(2)
-        code = int(self.exit_file.read_text().strip())
+        code = int(written)
         if not self.report.is_file():
             return code or 1, f"no JUnit report from the Delta run\n{self._output()}"
         suites = list(ElementTree.parse(self.report).getroot().iter("testsuite"))
@@ -77,6 +79,14 @@ class DeltaProofs:
 
     def _output(self) -> str:
         return self.log.read_text(errors="replace")[-6000:] if self.log.is_file() else ""
+
+
+def not_run_because() -> str | None:
+    """Why this session does not run the Delta proofs (the reason its waiting test is skipped with),
+    or None: a session already on Delta runs every test there; without Delta's jars they cannot run."""
+    if os.environ.get("LATE_DATA_TABLE_FORMAT") == "delta":
+        return "this session runs every test on Delta already"
+    return delta_jars_unavailable()
 
 
 def new_log() -> Path:

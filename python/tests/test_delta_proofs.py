@@ -4,19 +4,14 @@ test that waits for that run is the last piece of work pytest-xdist hands out.""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
-from late_data.environment import delta_jars_unavailable
 from tests import delta_proofs
 
 
 @pytest.mark.spark
 def test_the_commit_log_proofs_hold_on_delta_tables(request: pytest.FixtureRequest) -> None:
-    if os.environ.get("LATE_DATA_TABLE_FORMAT") == "delta":
-        pytest.skip("this session runs every test on Delta already")
-    reason = delta_jars_unavailable()
+    reason = delta_proofs.not_run_because()
     if reason is not None:
         pytest.skip(reason)
     code, output = delta_proofs.started(request.config).outcome()
