@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from late_data.backfill import run_backfill
+from late_data.check import check_pipeline
 from late_data.dbt_project import DbtInvocationError, DbtProject, condense
-from late_data.dimension_oracle import expected_windows_with_dimensions
 from late_data.environment import (
     TABLE_FORMATS,
     ProjectEnvironment,
@@ -30,9 +30,8 @@ from late_data.environment import (
 )
 from late_data.explain import MODES, compile_run, render_run, write_runs
 from late_data.generator import LATENESS_PROFILES, PageScenario, Scenario
-from late_data.oracle import Comparison, compare_windows, expected_windows
 from late_data.pipeline import Upkeep, run_pipeline, run_real_clock, run_simulated, scenario_feed, scheduled_selection
-from late_data.pipelines import Pipeline, compiled_select, scheduled_nodes, select_pipelines
+from late_data.pipelines import Pipeline, scheduled_nodes, select_pipelines
 from late_data.publishing import (
     discard,
     pipeline_thresholds,
@@ -46,8 +45,8 @@ from late_data.publishing import (
     violations,
 )
 from late_data.raw_tables import create_raw_tables, require_raw_tables, require_sources
-from late_data.status import history_as_of, load_runs, published_run, read_status, require_built
-from late_data.timeutil import format_timestamp, parse_timestamp, utc_now
+from late_data.status import read_status, require_built
+from late_data.timeutil import parse_timestamp, utc_now
 
 if TYPE_CHECKING:
     from late_data.cluster.writer_lock import WriterLock
@@ -679,45 +678,13 @@ def check_command(args: argparse.Namespace) -> int:
     project = open_project()
     pipelines = pipelines_with_sources(project, args.pipeline)
     require_built(project)
-    comparisons = [check_pipeline(project, pipeline, args.run_time) for pipeline in pipelines]
-    windows = sum(comparison.windows_checked for comparison in comparisons)
-    mismatched = sum(comparison.mismatched for comparison in comparisons)
-    print(f"check: {windows} windows checked, {mismatched} mismatched")
+    checks = [check_pipeline(project, pipeline, args.run_time) for pipeline in pipelines]
+    windows = sum(check.windows.windows_checked for check in checks)
+    mismatched = sum(check.mismatched for check in checks)
+    listed = [check.too_late for check in checks if check.too_late is not None]
+    entries = f", {sum(listing.windows_checked for listing in listed)} too-late entries" if listed else ""
+    print(f"check: {windows} windows{entries} checked, {mismatched} mismatched")
     return 1 if mismatched else 0
-
-
-def check_pipeline(project: DbtProject, pipeline: Pipeline, run_time: datetime | None) -> Comparison:
-    """One pipeline against its oracle (oracle.expected_windows) as of its last run at or before
-    `run_time`: the result table holds its last run; an earlier one is read from its history, as
-    that run left it."""
-    model = pipeline.table
-    run = published_run(project, model, run_time)
-    if run.at is None:
-        raise SetupError(
-            f"no run wrote {model} by {format_timestamp(run_time) if run_time else 'now'}"
-            + (f": its first run is later; its last is at {format_timestamp(run.latest)}" if run.latest else "")
-        )
-    if run_time is not None and run.at != run_time:
-        print(
-            f"check: {pipeline.name}: no run at {format_timestamp(run_time)}; checking the last one before it, at {run.at}"
-        )
-    if run.at == run.latest:
-        stored = project.spark.table(pipeline.result)
-    elif pipeline.history is not None:
-        columns = ", ".join(["window_start", *pipeline.series_key, *(m.name for m in pipeline.measures), "is_final"])
-        stored = history_as_of(project.spark, pipeline.history, run.at, columns)
-    else:
-        raise SetupError(f"{pipeline.name} has no history snapshot: only its last run ({run.latest}) can be checked")
-    if pipeline.dimensions:
-        runs = load_runs(project, model, run.at)
-        expected = expected_windows_with_dimensions(project.spark, pipeline, compiled_select(project, pipeline), runs)
-    else:
-        expected = expected_windows(project.spark, pipeline, compiled_select(project, pipeline), run.at)
-    comparison = compare_windows(expected, stored, pipeline)
-    print(f"check: {pipeline.name}: {comparison.windows_checked} windows checked, {comparison.mismatched} mismatched")
-    for example in comparison.examples[:3]:
-        print(f"  mismatched: {example.asDict()}")
-    return comparison
 
 
 def reconcile_command(args: argparse.Namespace) -> int:

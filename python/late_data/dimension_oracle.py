@@ -24,9 +24,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from late_data.oracle import windows_of
-from late_data.timeutil import format_timestamp
-
 
 def dimension_view(spark: Any, dimension: Any, moment: datetime, name: str) -> None:
     """A temporary view `name` of the rows of `dimension` the run at `moment` applied."""
@@ -58,13 +55,19 @@ def model_rows(spark: Any, pipeline: Any, compiled_sql: str, moment: datetime) -
 
 def replayed_versions(spark: Any, pipeline: Any, compiled_sql: str, runs: list[tuple[datetime, str]]) -> Any:
     """Every version of the pipeline's events as the runs `runs` ((run time, run kind), ascending,
-    the last the moment checked) made them, each with its arrival in ingested_at."""
+    the last the moment checked) made them, each with its arrival in ingested_at and, in
+    made_by_dimension, whether a dimension change made it (rather than a delivery).
+
+    The versions after each run that applied a change are materialized (a local checkpoint, which
+    spills to disk) before the next run's are worked out from them: each step reads the previous
+    one twice, so without it the plan, and the driver's memory, doubled with every such run."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     start = max(index for index, (_, kind) in enumerate(runs) if index == 0 or kind == "full_refresh")
     runs = runs[start:]
-    changed = [runs[0][0]] + [moment for moment, _ in runs[1:] if _applied_changes(spark, pipeline, moment)]
+    applied = _applied_moments(spark, pipeline)
+    changed = [runs[0][0]] + [moment for moment, _ in runs[1:] if moment in applied]
     run_times = [moment for moment, _ in runs]
     columns = spark.sql(compiled_sql).columns
     order = [F.col(column).desc_nulls_last() for column in ("arrival", "event_time", *pipeline.tie_breaker)]
@@ -94,28 +97,27 @@ def replayed_versions(spark: Any, pipeline: Any, compiled_sql: str, runs: list[t
             versions = versions.unionByName(reversions).unionByName(first_loads)
         else:
             versions = first_loads
+        if index + 1 < len(changed):
+            versions = versions.localCheckpoint(eager=True)
     assert versions is not None
-    return versions.drop("ingested_at", "source_ingested_at").withColumnRenamed("arrival", "ingested_at")
+    return (
+        versions.withColumn("made_by_dimension", F.col("arrival") != F.col("source_ingested_at"))
+        .drop("ingested_at", "source_ingested_at")
+        .withColumnRenamed("arrival", "ingested_at")
+    )
 
 
-def _applied_changes(spark: Any, pipeline: Any, moment: datetime) -> bool:
-    stamp = f"timestamp'{format_timestamp(moment)}'"
-    return any(
-        spark.sql(
-            f"select 1 from {dimension.applied} where applied_from = {stamp} or applied_to = {stamp} limit 1"
-        ).first()
-        is not None
+def _applied_moments(spark: Any, pipeline: Any) -> set[datetime]:
+    """The run times at which a run applied a change of one of the pipeline's dimensions (a row
+    opened or closed then), in one query."""
+    selects = " union all ".join(
+        f"select applied_from as moment from {dimension.applied}"
+        f" union all select applied_to as moment from {dimension.applied} where applied_to is not null"
         for dimension in pipeline.dimensions
     )
+    return {row["moment"] for row in spark.sql(f"select distinct moment from ({selects})").collect()}
 
 
 def _previous_run(run_times: list[datetime], moment: datetime) -> datetime | None:
     earlier = [run_time for run_time in run_times if run_time < moment]
     return earlier[-1] if earlier else None
-
-
-def expected_windows_with_dimensions(
-    spark: Any, pipeline: Any, compiled_sql: str, runs: list[tuple[datetime, str]]
-) -> Any:
-    """oracle.expected_windows for a pipeline with dimensions, as of the last of `runs`."""
-    return windows_of(pipeline, replayed_versions(spark, pipeline, compiled_sql, runs), runs[-1][0])

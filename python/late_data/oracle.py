@@ -332,17 +332,12 @@ def interpolated_percentile(column: str, p: float) -> Any:
     return F.when(F.size(values) == 0, F.lit(None)).when(lower == upper, low_value).otherwise(interpolated)
 
 
-def expected_windows(spark: Any, pipeline: Any, delivered_sql: str, run_time: datetime) -> Any:
-    """Per window and series: the pipeline's measures over the versions that count as of
+def windows_of(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
+    """Per window and series: the pipeline's measures over the versions of `delivered` (a
+    DataFrame of the model's columns, each version's arrival in ingested_at) that count as of
     `run_time` (per event, the newest version ingested by min(run_time, its window's end + its
     source's late window), if its event time falls in that window), and is_final (the pipeline's
     largest late window has passed)."""
-    return windows_of(pipeline, spark.sql(delivered_sql), run_time)
-
-
-def windows_of(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
-    """expected_windows over the versions `delivered` (a DataFrame of the model's columns, each
-    version's arrival in ingested_at)."""
     from pyspark.sql import functions as F
 
     size = pipeline.window_size_seconds
@@ -413,7 +408,7 @@ def windows_of(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
 
 
 def compare_windows(expected: Any, actual: Any, pipeline: Any) -> Comparison:
-    """Every window of `expected` (expected_windows) and of `actual` (the pipeline's result table,
+    """Every window of `expected` (windows_of) and of `actual` (the pipeline's result table,
     or its history as of a run), matched both ways: counts, sums, minima, maxima and the status
     exactly, means, percentiles and expressions within the tolerance."""
     approximate = [
@@ -426,4 +421,121 @@ def compare_windows(expected: Any, actual: Any, pipeline: Any) -> Comparison:
         keys=["window_start", *pipeline.series_key],
         exact_columns=[*exact, "is_final"],
         approximate_columns=approximate,
+    )
+
+
+# The too-late listing's reasons (docs/design.md, "Corrections" and "Too late").
+ARRIVED_AFTER_FINAL = "arrived_after_final"
+REPLACES_FINAL_VERSION = "replaces_final_version"
+DIMENSION_CHANGE_AFTER_FINAL = "dimension_change_after_final"
+
+
+def expected_too_late(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
+    """The entries the pipeline's too-late listing holds after its run at `run_time`, recomputed from
+    the versions `delivered` (as for windows_of; with dimensions, a made_by_dimension column): one
+    per countable version arrived by then and window it could not change, with the columns the
+    listing compares (compare_too_late). A version of an event replaces the one before it in
+    arrival order (then event time and the pipeline's tie breakers); on sliding windows the k-th
+    window holding a version's event time replaces the k-th of the version before. A version is
+    too late for the window of the version it replaces when that window was final when it arrived
+    (replaces_final_version), and for its own window when that one was (arrived_after_final,
+    unless it is the same window); a version a dimension change made, either way, is
+    dimension_change_after_final. Copies of one version delivered together are one version."""
+    from pyspark.sql import functions as F
+
+    size, slide = pipeline.window_size_seconds, pipeline.window_slide_seconds
+    late = F.lit(pipeline.late_window_seconds)
+    if pipeline.source_column:
+        for source, seconds in pipeline.late_window_by_source.items():
+            if source:
+                late = F.when(F.col(pipeline.source_column) == source, F.lit(seconds)).otherwise(late)
+    arrived = delivered.where(countable(delivered, pipeline)).where(F.col("ingested_at") <= F.lit(run_time)).distinct()
+    if "made_by_dimension" not in arrived.columns:
+        arrived = arrived.withColumn("made_by_dimension", F.lit(False))
+    latest_start = F.floor(F.unix_seconds("event_time") / slide) * slide
+    windows = (
+        arrived.withColumn("window_offset", F.explode(F.sequence(F.lit(0), F.lit(size // slide - 1))))
+        .withColumn("window_start", F.timestamp_seconds(latest_start - F.col("window_offset") * slide))
+        .withColumn("final_at", F.timestamp_seconds(F.unix_seconds("window_start") + size + late))
+        .withColumn("chain_key", F.struct("ingested_at", "event_time", *pipeline.tie_breaker))
+    )
+    # For each version, the one it replaces: the latest of its event (and window offset) before it.
+    earlier = windows.select(
+        *[F.col(key).alias(f"earlier_{key}") for key in pipeline.event_key],
+        F.col("window_offset").alias("earlier_offset"),
+        F.struct(
+            F.col("chain_key").alias("chain_key"),
+            F.col("window_start").alias("window_start"),
+            F.col("final_at").alias("final_at"),
+        ).alias("earlier"),
+    )
+    same_event = F.col("window_offset") == F.col("earlier_offset")
+    for key in pipeline.event_key:
+        same_event = same_event & (F.col(key) == F.col(f"earlier_{key}"))
+    version_columns = [column for column in windows.columns]
+    replaced = (
+        windows.join(earlier, same_event & (F.col("earlier.chain_key") < F.col("chain_key")), "left")
+        .groupBy(*version_columns)
+        .agg(F.max("earlier").alias("replaced"))
+    )
+    replaces = F.coalesce(F.col("ingested_at") > F.col("replaced.final_at"), F.lit(False))
+    own = (F.col("ingested_at") > F.col("final_at")) & ~(
+        replaces & (F.col("replaced.window_start") == F.col("window_start"))
+    )
+    entries = replaced.select(
+        "*",
+        F.explode(
+            F.array(
+                F.when(
+                    replaces,
+                    F.struct(
+                        F.col("replaced.window_start").alias("start"),
+                        F.lit(REPLACES_FINAL_VERSION).alias("reason"),
+                        F.col("replaced.final_at").alias("final"),
+                    ),
+                ),
+                F.when(
+                    own,
+                    F.struct(
+                        F.col("window_start").alias("start"),
+                        F.lit(ARRIVED_AFTER_FINAL).alias("reason"),
+                        F.col("final_at").alias("final"),
+                    ),
+                ),
+            )
+        ).alias("missed"),
+    ).where(F.col("missed").isNotNull())
+    reason = F.when(F.col("made_by_dimension"), F.lit(DIMENSION_CHANGE_AFTER_FINAL)).otherwise(F.col("missed.reason"))
+    return entries.select(
+        *pipeline.event_key,
+        *[column for column in pipeline.series_key if column not in pipeline.event_key],
+        "event_time",
+        "ingested_at",
+        F.col("missed.start").alias("window_start"),
+        reason.alias("too_late_reason"),
+        (F.unix_seconds("ingested_at") - F.unix_seconds("missed.final")).alias("seconds_after_final"),
+    )
+
+
+def compare_too_late(expected: Any, listed: Any, pipeline: Any) -> Comparison:
+    """The entries of `expected` (expected_too_late) and of `listed` (the pipeline's too-late
+    listing), matched both ways by version and window: a missing, extra or duplicated entry, or
+    another reason or lateness, is a mismatch."""
+    from pyspark.sql import functions as F
+
+    keys = list(dict.fromkeys([*pipeline.event_key, *pipeline.series_key, "event_time", "ingested_at", "window_start"]))
+
+    def entries(frame: Any) -> Any:
+        return frame.groupBy(*keys).agg(
+            F.count(F.lit(1)).alias("entries"),
+            F.min("too_late_reason").alias("too_late_reason"),
+            F.min("seconds_after_final").alias("seconds_after_final"),
+        )
+
+    return compare(
+        entries(expected),
+        entries(listed),
+        keys=keys,
+        exact_columns=["entries", "too_late_reason", "seconds_after_final"],
+        approximate_columns=[],
     )

@@ -88,7 +88,7 @@ def test_rows_later_than_the_late_window_are_kept_aside_and_change_nothing(pipel
         (row["event_id"], row["too_late_reason"], row["seconds_after_final"])
         for row in pipeline.spark.table(pipeline.too_late_table).collect()
     }
-    assert listed == {("r", "arrived_after_final", 90), ("p", "arrived_after_final", 96)}
+    assert listed == {("r", "arrived_after_final", 90), ("p", "replaces_final_version", 96)}
 
 
 def test_correction_moving_a_reading_out_of_a_final_window_is_listed(pipeline: Pipeline) -> None:

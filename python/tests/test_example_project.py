@@ -404,8 +404,48 @@ def test_revenue_by_region_follows_late_corrections_of_the_customer_dimension(
     listed = spark.sql(
         f"select event_id, region, too_late_reason from {SCHEMA}.revenue_by_region__too_late order by event_id"
     ).collect()
-    assert [tuple(row) for row in listed] == [("c3-0-45", "north", "arrived_after_final")]
+    assert [tuple(row) for row in listed] == [("c3-0-45", "north", "dimension_change_after_final")]
     check_every_run(example, monkeypatch, capsys, "revenue_by_region", runs)
+
+    # Copies of one order delivered together count once, are stored once and, when a change of c4's
+    # region reaches their window after it became final, are listed once. A correction of a final
+    # window is listed as replacing a final version; one that moves an order from one final window
+    # to another misses both.
+    copies = [("c4-copy", "c4", hour(125), 7.0, hour(228))] * 2
+    spark.createDataFrame(copies, ORDERS).writeTo(f"{EXAMPLE_RAW}.orders").append()
+    runs.append(hour(230) + timedelta(seconds=10))
+    build("+revenue_by_region", runs[-1])
+    stored = spark.sql(f"select count(*) from {SCHEMA}.revenue_by_region__versions where event_id = 'c4-copy'")
+    assert stored.first()[0] == 1
+    set_region(spark, "c4", "west", hour(100))
+    corrections = [("c1-0-5", "c1", hour(5), 99.0, hour(305)), ("c2-0-25", "c2", hour(70), 45.0, hour(306))]
+    spark.createDataFrame(corrections, ORDERS).writeTo(f"{EXAMPLE_RAW}.orders").append()
+    runs.append(hour(310) + timedelta(seconds=10))
+    build("+revenue_by_region", runs[-1])
+    listed = spark.sql(
+        f"select event_id, window_start, too_late_reason from {SCHEMA}.revenue_by_region__too_late"
+        " where event_id in ('c4-copy', 'c1-0-5', 'c2-0-25')"
+    ).collect()
+    assert sorted(tuple(row) for row in listed) == [
+        ("c1-0-5", hour(0), "replaces_final_version"),
+        ("c2-0-25", hour(0), "replaces_final_version"),
+        ("c2-0-25", hour(60), "arrived_after_final"),
+        ("c4-copy", hour(120), "dimension_change_after_final"),
+    ]
+    # check compares the listing too: an entry listed twice, or with another reason, fails it.
+    out = late_data_check(example, monkeypatch, capsys, "--pipeline", "revenue_by_region")
+    assert "revenue_by_region: too-late listing: " in out and out.splitlines()[-1].endswith(" 0 mismatched"), out
+    check_every_run(example, monkeypatch, capsys, "revenue_by_region", runs)
+    # Lateness names the orders, the source the facts come from (not the customers), over the
+    # distinct delivered orders (the copies once), with Spark's exact percentiles.
+    (lateness,) = spark.sql(f"select * from {SCHEMA}.revenue_by_region__lateness").collect()
+    (expected,) = spark.sql(
+        "select count(*) as arrived, percentile(seconds, 0.9) as p90 from (select distinct *,"
+        " (unix_millis(ingested_at) - unix_millis(event_time)) / 1000.0 as seconds"
+        f" from {EXAMPLE_RAW}.orders where ingested_at <= timestamp'{format_timestamp(runs[-1])}')"
+    ).collect()
+    assert (lateness["source_table"], lateness["arrived_rows"]) == ("orders", expected["arrived"])
+    assert lateness["p90_lateness_seconds"] == expected["p90"]
 
     # A second open interval of c4 from 02:00: orders after it would join two rows.
     snapshot = f"{SCHEMA}.customers_snapshot"

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from late_data import table_versions
-from late_data.cli import build_parser, check_pipeline
+from late_data.check import check_pipeline
+from late_data.cli import build_parser
 from late_data.pipelines import Pipeline as PipelineSettings
 from late_data.pipelines import select_pipelines
 from late_data.publishing import (

@@ -197,7 +197,8 @@
 
     )
 
-    select
+    -- Copies of one delivery (an older versions table may hold them) make one version.
+    select distinct
         {%- for name in compared + ['quarantine_reason', 'loaded_at', 'source_ingested_at'] %}
         reached_versions.{{ name }},
         {%- endfor %}

@@ -1,7 +1,7 @@
 {% macro arrivals(relation, pipeline) %}
     {#- A select, per countable version in `relation` (a pipeline's versions table, or any relation
-        of its versions with the model's columns and a quarantine_reason), of how late it
-        arrived: source_table, event_id and series_key (as text), event_time, ingested_at, the end and
+        of its versions with the model's columns and a quarantine_reason; a quarantined version
+        counts nowhere, and copies of one are one version), of how late it arrived: source_table, event_id and series_key (as text), event_time, ingested_at, the end and
         final_at of the earliest window holding it (of sliding windows, the first to close), its
         source's late window (late_window_seconds), lateness_seconds (ingested_at - event_time)
         and seconds_after_window_end. A version a dimension change made is no delivery and is
@@ -20,21 +20,23 @@
             ingested_at,
             {{ late_data.add_seconds(late_data.time_bucket('event_time', pipeline.window_slide), pipeline.window_slide) }} as window_end,
             {{ late_data.source_late_window(pipeline) if pipeline.source_column else pipeline.late_window }} as late_window_seconds
-        from {{ relation }}
-        where
-            quarantine_reason is null
-            {%- if pipeline.dimensions %}
-            and ingested_at = source_ingested_at
-            {%- endif %}
+        from (
+            -- Copies of one version (an older versions table may hold them) are one arrival.
+            select distinct * from {{ relation }}
+            where
+                quarantine_reason is null
+                {%- if pipeline.dimensions %}
+                and ingested_at = source_ingested_at
+                {%- endif %}
+        )
     )
 {%- endmacro %}
 
 
 {% macro source_table_name(pipeline) %}
     {#- The name a pipeline without a source_column gives its versions' source: the one source table
-        upstream of its model, else the model's name. -#}
-    {%- set sources = late_data.upstream_sources(graph.nodes[pipeline.unique_id]) if execute and pipeline.unique_id in graph.nodes else [] -%}
-    {{- return(sources[0] if sources | length == 1 else pipeline.alias) -}}
+        its facts come from (a dimension's are not), else the model's name. -#}
+    {{- return(pipeline.source_tables[0] if pipeline.source_tables | length == 1 else pipeline.alias) -}}
 {% endmacro %}
 
 

@@ -23,7 +23,10 @@
         {%- do inputs.append(measure.column) -%}
     {%- endfor -%}
     {%- set source_column = meta.get('source_column') -%}
-    {%- set late_windows = late_data.pipeline_late_windows(node, meta) -%}
+    {%- set dimensions = late_data.pipeline_dimensions(node, meta) -%}
+    {#- The tables the facts come from: what a dimension reads is no source of versions. -#}
+    {%- set source_tables = late_data.upstream_sources(node, skip=dimensions | map(attribute='name') | list) -%}
+    {%- set late_windows = late_data.pipeline_late_windows(node, meta, source_tables) -%}
     {%- set pipeline = {
         'name': node.name,
         'unique_id': node.unique_id,
@@ -45,7 +48,8 @@
         'digest': late_data.plain_identifier(named ~ ': digest', meta.get('digest', 'versions_digest')),
         'tie_breaker': late_data.identifier_list(meta.get('tie_breaker', inputs + series_key), named ~ ': tie_breaker'),
         'companions': late_data.companion_names(node, meta),
-        'dimensions': late_data.pipeline_dimensions(node, meta),
+        'dimensions': dimensions,
+        'source_tables': source_tables,
         'publish_thresholds': late_data.publish_thresholds(node, meta),
     } -%}
     {%- do cache.update({node.unique_id: pipeline}) -%}
@@ -212,8 +216,8 @@
 {% endmacro %}
 
 
-{% macro pipeline_late_windows(node, meta) %}
-    {#- The late window of each source table the pipeline reads (upstream of its model), in seconds:
+{% macro pipeline_late_windows(node, meta, source_tables) %}
+    {#- The late window of each of `source_tables` (those the pipeline's facts come from), in seconds:
         meta.late_data.late_window_seconds_by_source, then var late_window_seconds_by_source, then
         meta.late_data.late_window_seconds, then var late_window_seconds. A window is final when
         the largest has passed; with a source_column, each version counts within its own source's. -#}
@@ -229,7 +233,7 @@
     {%- set default_name = late_data.setting_name(node, meta, 'late_window_seconds') -%}
     {%- set default = meta['late_window_seconds'] if 'late_window_seconds' in meta else late_data.var_setting('late_window_seconds') -%}
     {%- set windows = {} -%}
-    {%- for source_table in late_data.upstream_sources(node) or [none] -%}
+    {%- for source_table in source_tables or [none] -%}
         {%- if source_table in from_meta -%}
             {%- set seconds = late_data.whole_number(from_meta[source_table], 'meta.late_data.late_window_seconds_by_source.' ~ source_table ~ ' of model ' ~ node.name, 1) -%}
         {%- elif source_table in from_vars -%}
@@ -244,12 +248,15 @@
 {% endmacro %}
 
 
-{% macro upstream_sources(node) %}
-    {#- The names of the source tables `node` reads, directly or through other models, sorted. -#}
+{% macro upstream_sources(node, skip=[]) %}
+    {#- The names of the source tables `node` reads, directly or through other models, sorted;
+        not those read only through a node or source table named in `skip`. -#}
     {%- set found, seen, queue = [], [], node.depends_on.nodes | list -%}
     {%- for unique_id in queue if unique_id not in seen -%}
         {%- do seen.append(unique_id) -%}
-        {%- if unique_id in graph.sources -%}
+        {%- set upstream = graph.sources.get(unique_id) or graph.nodes.get(unique_id) -%}
+        {%- if upstream is not none and upstream.name in skip -%}
+        {%- elif unique_id in graph.sources -%}
             {%- do found.append(graph.sources[unique_id].name) -%}
         {%- elif unique_id in graph.nodes -%}
             {%- do queue.extend(graph.nodes[unique_id].depends_on.nodes) -%}
@@ -366,7 +373,7 @@
             'measures': [{'name': 'row_count', 'kind': 'count', 'column': none, 'p': none, 'expression': none}],
             'count_column': 'row_count', 'input_columns': [], 'digest': 'versions_digest', 'tie_breaker': ['series_key'],
             'companions': {'versions': name ~ '__versions', 'too_late': none, 'quarantine': none, 'revisions': none, 'lateness': none},
-            'dimensions': [],
+            'dimensions': [], 'source_tables': [],
         } -%}
         {%- do settings.update(stand_in) -%}
         {{- return(settings) -}}
@@ -397,7 +404,7 @@
             {%- do histories.append({'name': history.name, 'relation': history.schema ~ '.' ~ history.alias}) -%}
         {%- endfor -%}
         {%- set sources = [] -%}
-        {%- for source_node in graph.sources.values() if source_node.name in late_data.upstream_sources(node) -%}
+        {%- for source_node in graph.sources.values() if source_node.name in pipeline.source_tables -%}
             {%- do sources.append({'name': source_node.name, 'relation': source_node.schema ~ '.' ~ source_node.identifier}) -%}
         {%- endfor -%}
         {%- do described.update({'relations': relations, 'histories': histories, 'sources': sources, 'tags': node.tags}) -%}

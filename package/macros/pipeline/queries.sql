@@ -117,7 +117,7 @@
 {% macro listing_query(pipeline) %}
     {#- The select of what a pipeline's too-late listing lists in this run (late_data.too_late_versions
         over the version chain its result staged in this invocation, else over the version counts
-        of its own plan), with the versions' own columns. -#}
+        of its own plan): the versions' own columns, the window each missed and why. -#}
     {%- set version_columns = [] -%}
     {%- for name, type in late_data.known_columns(late_data.pipeline_relation(pipeline, 'versions'))
         if name not in ('quarantine_reason', 'loaded_at') -%}
@@ -136,6 +136,17 @@
 
         {{ late_data.too_late_versions('version_counts', pipeline, late_data.listing_since(pipeline)) }}
 
+    ),
+
+    -- One entry per version and window: copies of one version delivered together (a versions
+    -- table loaded before copies were stored once) are listed once.
+    too_late_entries as (
+
+        select
+            *,
+            row_number() over (partition by version_id order by too_late_reason) as copy_number
+        from too_late_versions
+
     )
 
     select
@@ -143,11 +154,12 @@
         {%- for column in version_columns %}
         {{ column }},
         {%- endfor %}
-        window_start,
-        version_final_at as final_at,
+        missed_window_start as window_start,
+        missed_final_at as final_at,
         too_late_reason,
         seconds_after_final,
         {{ late_data.run_time() }} as detected_at,
         '{{ invocation_id }}' as invocation_id
-    from too_late_versions
+    from too_late_entries
+    where copy_number = 1
 {%- endmacro %}

@@ -99,7 +99,7 @@
     {#- A select of `windowed_versions` with each version's place in its event's chain (ordered by
         arrival, then event time and the pipeline's tie breakers): when a later version superseded
         it (superseded_at; superseded_before: among the versions loaded by the previous run
-        `counted_run_time`) and the version_final_at of the version it replaces. -#}
+        `counted_run_time`) and the version_final_at and window_start of the version it replaces. -#}
     {%- set counted_run = late_data.timestamp_literal(counted_run_time) if counted_run_time else none -%}
     {#- A sliding window pipeline chains each window offset apart: every version has one row per offset. -#}
     {%- set keys = (pipeline.event_key + (['window_offset'] if pipeline.window_slide < pipeline.window_size else [])) | join(', ') -%}
@@ -118,7 +118,8 @@
         -- A dimension change made a version of the event since the previous run.
         max(ingested_at != source_ingested_at and loaded_at > {{ counted_run }}) over (partition by {{ keys }}) as dimension_changed,
         {%- endif %}
-        lag({{ version_final_at }}) over event_versions as previous_version_final_at
+        lag({{ version_final_at }}) over event_versions as previous_version_final_at,
+        lag(window_start) over event_versions as previous_window_start
     from {{ windowed_versions }}
     window
         event_versions as (partition by {{ keys }} order by {{ chain_order }}),
@@ -375,34 +376,3 @@
     {%- endif -%}
     {{- return(predicate) -}}
 {% endmacro %}
-
-
-{% macro too_late_versions(version_counts, pipeline, since) %}
-    {#- A select of the versions in `version_counts` that arrived after `since` (the listing's
-        previous run; every version when it is built from scratch) and could not be applied in
-        full: they arrived after their own window was final (`arrived_after_final`), or they
-        replace a version whose window was already final (`replaces_final_version`: that window
-        keeps the old version). version_id hashes what identifies a version. -#}
-    {%- set identity = [] -%}
-    {%- for column in pipeline.event_key + ['ingested_at', 'event_time'] + pipeline.input_columns + pipeline.series_key
-        + (['window_start'] if pipeline.window_slide < pipeline.window_size else []) if column not in identity -%}
-        {%- do identity.append(column) -%}
-    {%- endfor %}
-    select
-        sha2(concat_ws('|', {% for column in identity %}cast({{ column }} as string){{ ', ' if not loop.last }}{% endfor %}), 256)
-            as version_id,
-        *,
-        case
-            when ingested_at > version_final_at then 'arrived_after_final'
-            else 'replaces_final_version'
-        end as too_late_reason,
-        unix_seconds(ingested_at) - unix_seconds(coalesce(
-            case when ingested_at > version_final_at then version_final_at end, previous_version_final_at
-        )) as seconds_after_final
-    from {{ version_counts }}
-    where
-        (ingested_at > version_final_at or ingested_at > previous_version_final_at)
-        {%- if since %}
-        and (loaded_at > {{ late_data.timestamp_literal(since) }} or ingested_at > {{ late_data.timestamp_literal(since) }})
-        {%- endif %}
-{%- endmacro %}

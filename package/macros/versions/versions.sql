@@ -1,9 +1,9 @@
 {% macro new_versions(pipeline, delivered, version_columns, incremental) %}
     {#- A select of the versions in `delivered` (the pipeline's model's rows, with their quarantine
         reason) that its versions table does not hold yet, compared on every one of
-        `version_columns`: what arrived since its previous run. Everything when the table is built
-        from scratch (`incremental` false). A scheduled run looks at versions stamped from its
-        previous run minus var `write_delay_seconds` on (so a row written a little after its
+        `version_columns`: what arrived since its previous run, copies delivered together (equal in
+        every column, the stamp included) once. Everything when the table is built from scratch
+        (`incremental` false). A scheduled run looks at versions stamped from its previous run minus var `write_delay_seconds` on (so a row written a little after its
         ingested_at stamp is still found); a reconcile run at every version whose event time or
         arrival lies in the checked range, so it also finds rows written later than that. Both
         sides of the comparison are read with the same predicate on the stamps, which lets the
@@ -15,14 +15,14 @@
     {%- set arrived = ('(delivered.ingested_at <= ' ~ late_data.run_time() ~ ' or delivered.ingested_at is null)') if pipeline.dimensions else none -%}
     {%- if not incremental %}
     -- Written in arrival order, so every file covers a narrow range of stamps and later runs,
-    -- which read by stamp, skip the files they do not need.
-    select * from {{ delivered }}
+    -- which read by stamp, skip the files they do not need. Copies delivered together are one version.
+    select distinct * from {{ delivered }}
     {%- if arrived %} as delivered
     where {{ arrived }}
     {%- endif %}
     order by ingested_at
     {%- else %}
-    select delivered.*
+    select distinct delivered.*
     from {{ delivered }} as delivered
     left anti join (
         select {{ version_columns | join(', ') }}
