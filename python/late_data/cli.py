@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from late_data.backfill import run_backfill
 from late_data.check import check_pipeline
@@ -179,8 +179,16 @@ def page_scenario_from(args: argparse.Namespace) -> PageScenario | None:
     )
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A bad argument is refused in one line naming it and where the arguments are listed, like
+    every other refusal of the command (exit 2), not argparse's usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"late-data: {message} (`{self.prog} --help` lists the arguments)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="late-data", description=__doc__)
+    parser = OneLineParser(prog="late-data", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true")
     parser.add_argument(
         "--project-dir",

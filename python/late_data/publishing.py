@@ -116,9 +116,15 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def audit_model(table: str) -> str:
+    """The audit's `model` for a late-data table (schema.table): its name, except that a history's
+    closed versions are recorded under the history's own name (the snapshot node's)."""
+    return table.split(".")[-1].removesuffix("__closed")
+
+
 def _models(tables: list[str]) -> str:
     """The audit's `model` values of schema.table names, as an SQL list."""
-    return ", ".join(_sql_string(table.split(".")[-1]) for table in tables)
+    return ", ".join(_sql_string(audit_model(table)) for table in dict.fromkeys(tables))
 
 
 def _ensure_registry(project: DbtProject) -> None:
@@ -181,6 +187,26 @@ def named_versions(project: DbtProject) -> list[NamedVersion]:
     ]
 
 
+def undone_by(project: DbtProject) -> dict[str, str]:
+    """Published backfills that a rollback undid (the audit's publish rows of them are rolled back),
+    each with the name of the rollback that did."""
+    if AUDIT not in existing_tables(project.query, project.target_schema()):
+        return {}
+    rows = project.query(
+        f"select invocation_id, max(rolled_back_by) as rolled_back_by from {project.target_schema()}.{AUDIT}"
+        " where run_kind = 'publish' and outcome = 'rolled_back' group by invocation_id"
+    )
+    return {row["invocation_id"]: row["rolled_back_by"] for row in rows}
+
+
+def state_label(version: NamedVersion, undone: dict[str, str]) -> str:
+    """A version's status as `late-data versions` says it: a published backfill a rollback undid
+    says so."""
+    if version.status == "published" and version.name in undone:
+        return f"published, then rolled back by {undone[version.name]}"
+    return version.status
+
+
 def find_version(project: DbtProject, name: str) -> NamedVersion:
     validate_name(name)
     found = [version for version in named_versions(project) if version.name == name]
@@ -204,10 +230,18 @@ def require_nothing_unfinished(project: DbtProject, allow: str | None = None) ->
         )
 
 
+def switched_tables(version: NamedVersion) -> list[str]:
+    """The tables a publish or a rollback switches to their new version: a rollback every table of
+    its pipelines, a publish the result and history tables (it copies their partitions; a version
+    staged before this was recorded: every table it staged)."""
+    return list(version.detail.get("publishes") or version.base)
+
+
 def describe_switched(project: DbtProject, version: NamedVersion) -> str:
     """How far an interrupted publish or rollback got: its tables at their new version and at their old."""
-    new = [table for table, before in version.base.items() if table_versions.current_version(project, table) != before]
-    return f"{len(new)} of {len(version.base)} tables at their new version" + (f": {', '.join(new)}" if new else "")
+    tables = switched_tables(version)
+    new = [table for table in tables if table_versions.current_version(project, table) != version.base.get(table)]
+    return f"{len(new)} of {len(tables)} tables at their new version" + (f": {', '.join(new)}" if new else "")
 
 
 def next_name(project: DbtProject, kind: str, moment: datetime) -> str:
@@ -333,6 +367,9 @@ def stage_backfill(
             "manifest": str(manifest),
             "summary": str(summary_path),
             "windows_in_range": windows_in_range(project, pipelines, start, end),
+            "publishes": [
+                table for pipeline in pipelines for table in (pipeline.result, *pipeline.history_tables) if table in base
+            ],
         },
     )
     record(project, version)
@@ -473,6 +510,11 @@ def publish(project: DbtProject, name: str, overrides: dict[str, Any]) -> NamedV
     interrupted publish of the same name."""
     version = find_version(project, name)
     require_nothing_unfinished(project, allow=name)
+    undone = undone_by(project).get(name)
+    if version.status == "published" and undone is not None:
+        raise PublishRefused(
+            f"{name} was published and then rolled back by {undone}: `late-data rollback --to {name}` returns to it"
+        )
     if version.kind != "backfill" or version.status not in ("staged", "publishing"):
         raise PublishRefused(
             f"{name} is a {version.kind} that is {version.status}: only a staged backfill is published"
@@ -663,9 +705,7 @@ def plan_rollback(
             f" (late_data.maintain_tables keeps {keep_description(project)}; named versions are kept as long as"
             " their tag on Iceberg)"
         )
-    if all(table_versions.state_version(project, table) == number for table, number in kept.items()) and not (
-        audit_rows_to_mark(project, list(kept), state_at)
-    ):
+    if all(table_versions.state_version(project, table) == number for table, number in kept.items()):
         raise PublishRefused(
             f"nothing to roll back: every table of {', '.join(p.name for p in pipelines)} holds {described}'s state"
         )
@@ -688,30 +728,33 @@ def plan_rollback(
     return version
 
 
-def audit_rollback_rows(tables: list[str], state_at: datetime | None) -> tuple[str, str]:
-    """Predicates on the audit: the rows of `tables` a rollback to `state_at` marks rolled back
-    (recorded later), and those it restores (recorded by then, marked by a later rollback)."""
+def audit_rollback_rows(
+    project: DbtProject, tables: list[str], state_at: datetime | None, rollback_name: str
+) -> tuple[str, str]:
+    """Predicates on the audit: the rows of `tables` the rollback `rollback_name` to `state_at`
+    marks rolled back (recorded later), and those it restores: recorded by then and marked by
+    another rollback made after then (a row a rollback marked before then stays marked: it was
+    undone in that state too)."""
     stamp, models = timestamp_literal(state_at), _models(tables)
+    later_rollbacks = [
+        row["invocation_id"]
+        for row in project.query(
+            f"select distinct invocation_id from {project.target_schema()}.{AUDIT}"
+            f" where run_kind = 'rollback' and recorded_at > {stamp} and invocation_id != {_sql_string(rollback_name)}"
+        )
+    ]
     return (
         f"model in ({models}) and recorded_at > {stamp} and run_kind != 'rollback' and outcome != 'rolled_back'",
-        f"model in ({models}) and recorded_at <= {stamp} and outcome = 'rolled_back'",
+        f"model in ({models}) and recorded_at <= {stamp} and outcome = 'rolled_back'"
+        f" and rolled_back_by in ({', '.join(_sql_string(name) for name in later_rollbacks) or 'null'})",
     )
-
-
-def audit_rows_to_mark(project: DbtProject, tables: list[str], state_at: datetime | None) -> int:
-    """Audit rows of `tables` a rollback to `state_at` would mark rolled back or restore."""
-    marked, restored = audit_rollback_rows(tables, state_at)
-    (row,) = project.query(
-        f"select count(*) as rows from {project.target_schema()}.{AUDIT} where ({marked}) or ({restored})"
-    )
-    return int(row["rows"])
 
 
 def mark_audit(project: DbtProject, version: NamedVersion) -> None:
     """The audit of the version's tables as it stood at its state_at: rows recorded later marked
     rolled back by it, rows a later rollback marked restored; then one `rollback` row per table."""
     audit = f"{project.target_schema()}.{AUDIT}"
-    marked, restored = audit_rollback_rows(list(version.tables), version.state_at)
+    marked, restored = audit_rollback_rows(project, list(version.tables), version.state_at, version.name)
     project.execute(
         f"update {audit} set rolled_back_outcome = outcome, outcome = 'rolled_back',"
         f" rolled_back_by = {_sql_string(version.name)} where {marked}"
@@ -740,7 +783,7 @@ def append_audit_rows(project: DbtProject, version: NamedVersion, kind: str) -> 
         + ", ".join(
             {
                 **given,
-                "model": _sql_string(table.split(".")[-1]),
+                "model": _sql_string(audit_model(table)),
                 "plan": _sql_string(json.dumps({"version": number, "manifest": version.detail.get("manifest")})),
             }.get(column.name, f"cast(null as {column.dataType.simpleString()})")
             + f" as {column.name}"
@@ -767,6 +810,7 @@ def version_lines(project: DbtProject) -> list[str]:
     if not versions:
         return ["versions: none named yet (a published backfill or a rollback names one)"]
     lines = []
+    undone = undone_by(project)
     for version in versions:
         stamp = format_timestamp(version.recorded_at) if version.recorded_at else "-"
         to = str(version.detail.get("to", ""))
@@ -775,8 +819,10 @@ def version_lines(project: DbtProject) -> list[str]:
             if version.kind != "rollback"
             else (f", version {to}'s state" if NAME.match(to) else f", the state after the run at {to}")
         )
+        again = f"; `late-data rollback --to {version.name}` returns to it" if version.name in undone else ""
         lines.append(
-            f"{version.name}: {version.kind} {version.status} at {stamp}{held}; pipelines {', '.join(version.pipelines)}"
+            f"{version.name}: {version.kind} {state_label(version, undone)} at {stamp}{held}{again};"
+            f" pipelines {', '.join(version.pipelines)}"
         )
         for table, number in version.tables.items():
             lines.append(f"  select * from {table_versions.read_as_of(project, table, number, version.name)}")
@@ -788,7 +834,9 @@ def unfinished_lines(project: DbtProject) -> list[str]:
     pending = unfinished(project)
     if pending is None:
         published = [v for v in named_versions(project) if v.status in ("published", "rolled_back")]
-        return [f"last named version: {published[-1].name} ({published[-1].status})"] if published else []
+        if not published:
+            return []
+        return [f"last named version: {published[-1].name} ({state_label(published[-1], undone_by(project))})"]
     command = f"late-data publish {pending.name}" if pending.kind == "backfill" else "late-data rollback"
     return [
         f"{'publish' if pending.kind == 'backfill' else 'rollback'} {pending.name} interrupted:"

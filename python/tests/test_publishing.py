@@ -17,10 +17,13 @@ import pytest
 from late_data import table_versions
 from late_data.check import check_pipeline
 from late_data.cli import build_parser
+from late_data.dbt_project import DbtInvocationError
+from late_data.pipeline import run_simulated
 from late_data.pipelines import Pipeline as PipelineSettings
 from late_data.pipelines import select_pipelines
 from late_data.publishing import (
     PublishRefused,
+    audit_model,
     named_versions,
     pipeline_tables,
     publish,
@@ -30,7 +33,7 @@ from late_data.publishing import (
     version_lines,
 )
 from late_data.raw_tables import Reading, append_readings
-from late_data.status import history_as_of
+from late_data.status import history_as_of, resume_point
 from tests.helpers import Pipeline, clock
 
 T0 = datetime(2026, 3, 3, 8, 0, 0)
@@ -124,7 +127,7 @@ def test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_
     # The audit records what was published, when, and its manifest.
     audit = f"{project.project.target_schema()}.late_data_run_audit"
     recorded = project.spark.sql(f"select model, plan from {audit} where run_kind = 'publish'").collect()
-    assert {f"{project.project.target_schema()}.{row['model']}" for row in recorded} == set(published.tables)
+    assert {row["model"] for row in recorded} == {audit_model(table) for table in published.tables}
     assert {json.loads(row["plan"])["manifest"] for row in recorded} == {version.detail["manifest"]}
 
     # The next scheduled run loads a row that arrived meanwhile; then the backfill turns out bad.
@@ -136,14 +139,44 @@ def test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_
     assert result(pipeline) == before
     assert mismatched(pipeline) == 0
     assert history(pipeline, at(12)) == history_at_12
-    assert "rolled_back" in {
-        row["outcome"]
-        for row in project.spark.sql(
-            f"select outcome from {project.project.target_schema()}.late_data_run_audit where run_time = timestamp'2026-03-03 08:21:00'"
-        ).collect()
+    # Every audit row of the undone run is marked, the history's and the listing's included (they
+    # are recorded under the snapshot's and the listing's names), and so is the published backfill.
+    schema = project.project.target_schema()
+    marked = project.spark.sql(
+        f"select model, outcome, rolled_back_by from {schema}.late_data_run_audit"
+        " where run_time = timestamp'2026-03-03 08:21:00' or run_kind = 'publish'"
+    ).collect()
+    assert {row["model"] for row in marked} == {
+        "water_level_window_means",
+        "int_water_level__versions",
+        "water_level_window_means_history",
+        "water_level_too_late_readings",
     }
-    # The next run goes on from 08:20 and loads again what arrived since (row f), exactly.
-    pipeline.run(at(22))
+    assert {(row["outcome"], row["rolled_back_by"]) for row in marked} == {("rolled_back", undone.name)}
+    assert resume_point(project.project).last_success == at(20)
+    assert version_lines(project.project)[0].startswith(
+        f"{version.name}: backfill published, then rolled back by {undone.name} at"
+    )
+    with pytest.raises(PublishRefused, match=f"rolled back by {undone.name}: `late-data rollback --to {version.name}`"):
+        publish(project.project, version.name, {})
+    # Nothing to undo: a rollback to the state already current changes nothing, the audit included.
+    audit = lambda: sorted(map(repr, project.spark.sql(f"select * from {schema}.late_data_run_audit").collect()))
+    audit_before = audit()
+    with pytest.raises(PublishRefused, match="nothing to roll back"):
+        rollback(project.project, settings, None, undone.name, None, at(21.6))
+    assert audit() == audit_before
+    # The restarted schedule runs the undone run time again and loads again what arrived since
+    # (row f), exactly.
+    reports = run_simulated(
+        project.project,
+        lambda start, end: None,
+        T0,
+        at(22),
+        timedelta(minutes=1),
+        timedelta(0),
+        pipeline_tag="water_level",
+    )
+    assert [report.run_time for report in reports] == [at(21), at(22)]
     assert mismatched(pipeline) == 0
     assert next(row for row in result(pipeline) if row[1] == "bridge" and row[0] == at(17))[2] == 2
 
@@ -190,6 +223,49 @@ def test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_
         assert mismatched(pipeline) == 0
 
 
+def test_a_backfill_refuses_a_resend_no_run_has_loaded_and_stages_it_once_a_run_has(
+    pipeline: Pipeline, tmp_path: Path
+) -> None:
+    """A partner's resend delivered after the last run: a backfill of its range is refused in one
+    line naming how many rows are not loaded and how to load them, leaving no stage and no
+    version. Loaded by a run (listed as too late), it is staged and published. A row stamped after
+    that run and before the backfill's run time is still loaded by the next run: a backfill, which
+    loads nothing, does not move the versions' load on."""
+    project = pipeline.project
+    add = lambda *readings: append_readings(pipeline.spark, pipeline.raw_table, readings)
+    add(Reading("a", "harbour", at(0.2), 1.0, at(0.3)))
+    pipeline.run(at(1))
+    pipeline.run(at(20))  # 08:00 final since 08:11
+    add(Reading("a", "harbour", at(0.2), 5.0, at(20.5)), Reading("r", "harbour", at(0.4), 2.0, at(20.5)))
+    settings = [water_level(pipeline)]
+    with pytest.raises(DbtInvocationError) as refused:
+        stage_backfill(project, settings, at(0), at(5), timedelta(hours=1), True, at(21), "resend", tmp_path)
+    assert (
+        "backfill of water_level_window_means: 2 rows delivered by run_time 2026-03-03 08:21:00 with event times in"
+        " [2026-03-03 08:00:00, 2026-03-03 08:05:00) are not loaded yet" in str(refused.value)
+    )
+    assert not named_versions(project)
+    assert not pipeline.spark.sql(f"show schemas like '{project.target_schema()}__stage_resend'").collect()
+
+    pipeline.run(at(21))
+    listed = pipeline.spark.sql(f"select event_id, too_late_reason from {pipeline.too_late_table}").collect()
+    assert sorted(tuple(row) for row in listed) == [("a", "replaces_final_version"), ("r", "arrived_after_final")]
+    add(Reading("late", "bridge", at(21.1), 4.0, at(21.2)))  # stamped after the run, before the backfill
+    version, summary = stage_backfill(
+        project, settings, at(0), at(5), timedelta(hours=1), True, at(28), "resend", tmp_path
+    )
+    [harbour] = [row for row in summary if row.windows_changed]
+    assert (harbour.rows_before, harbour.rows_after) == (1, 2)
+    publish(project, version.name, {})
+    assert window_row(pipeline, "harbour", at(0))[2:4] == (2, 3.5)  # the corrected a (5.0) and r (2.0)
+    pipeline.run(at(29))
+    assert window_row(pipeline, "bridge", at(21))[2] == 1
+
+
+def window_row(pipeline: Pipeline, location: str, window_start: datetime) -> tuple[Any, ...]:
+    return next(row for row in result(pipeline) if row[1] == location and row[0] == window_start)
+
+
 def drive(home: Path, step: str) -> tuple[int, list[dict[str, Any]], str]:
     """One process of tests.publish_driver in LATE_DATA_HOME=`home`."""
     env = {key: value for key, value in os.environ.items() if key not in ("LATE_DATA_HOME", "LATE_DATA_WAREHOUSE")}
@@ -229,14 +305,15 @@ def test_publish_killed_by_sigkill_leaves_each_table_old_or_new_and_publishing_a
     assert [table for table, version in left["tables"].items() if version != staged[table]] == [
         "analytics.water_level_window_means"
     ]
-    assert left["status"][0].startswith("publish resend interrupted: 1 of 4 tables at their new version")
+    assert left["status"][0].startswith("publish resend interrupted: 1 of 2 tables at their new version")
     assert refused["refused"].startswith("publishing resend was interrupted")
     assert finished["status"] == ["last named version: resend (published)"]
     moved = {table for table, version in finished["tables"].items() if version != staged[table]}
     assert moved == {"analytics.water_level_window_means", "analytics.water_level_window_means_history__closed"}
 
 
-def test_version_names_are_checked_before_anything_runs() -> None:
+def test_version_names_are_checked_before_anything_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """A malformed name is refused in one line naming it, before any Spark or dbt starts."""
     parser = build_parser()
     for argv in (
         ["publish", "Bad-Name"],
@@ -245,6 +322,9 @@ def test_version_names_are_checked_before_anything_runs() -> None:
         with pytest.raises(SystemExit) as exit_info:
             parser.parse_args(argv)
         assert exit_info.value.code == 2
+        (line,) = capsys.readouterr().err.splitlines()
+        assert line.startswith("late-data: argument ") and "is not a version name" in line, line
+        assert line.endswith(f"(`late-data {argv[0]} --help` lists the arguments)"), line
 
 
 def test_commits_to_an_iceberg_stage_copy_never_delete_the_source_tables_metadata(project: Any) -> None:

@@ -30,6 +30,9 @@
         )
         {{ late_data.new_versions(pipeline, 'delivered', version_columns, incremental) }}
     {%- endset -%}
+    {%- if late_data.backfill() and incremental and not late_data.explain() -%}
+        {%- do late_data.require_loaded(pipeline, sql) -%}
+    {%- endif -%}
     {%- if pipeline.dimensions and not late_data.explain() and not late_data.backfill() -%}
         {%- do late_data.apply_dimensions(pipeline, sql, columns) -%}
     {%- endif -%}

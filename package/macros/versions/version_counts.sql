@@ -302,7 +302,7 @@
         memory does not grow with the arrivals. Both plans read the same versions. -#}
     {%- set versions = late_data.pipeline_relation(pipeline, 'versions') -%}
     {%- set loaded = (late_data.written(versions) or {}).get('rows_written') -%}
-    {{- return(loaded is not none and late_data.last_run(versions).get('any_run_time') == arrived_since
+    {{- return(loaded is not none and late_data.last_run(versions).get('loaded_run_time') == arrived_since
         and loaded <= late_data.broadcast_arrivals_max()) -}}
 {% endmacro %}
 

@@ -8,7 +8,8 @@
         arrival lies in the checked range, so it also finds rows written later than that. Both
         sides of the comparison are read with the same predicate on the stamps, which lets the
         table format skip older files. A backfill loads nothing: it recomputes old partitions
-        from the versions loaded so far, and the next scheduled run loads what arrived since. A
+        from the versions loaded so far (refused while rows of its range are not loaded:
+        late_data.require_loaded), and the next scheduled run loads what arrived since. A
         pipeline with dimensions loads no version stamped after the run time: the run that loads
         it joins it with the dimension as that run applies it (late_data.apply_dimensions). -#}
     {%- set versions = late_data.pipeline_relation(pipeline, 'versions') -%}
@@ -48,7 +49,8 @@
     {%- if late_data.backfill() -%}
         {{- return('false') -}}
     {%- endif -%}
-    {%- set last_run_time = late_data.last_run(late_data.pipeline_relation(pipeline, 'versions')).get('any_run_time') -%}
+    {#- Not a backfill's: it loads nothing, so a row stamped before it may still be waiting. -#}
+    {%- set last_run_time = late_data.last_run(late_data.pipeline_relation(pipeline, 'versions')).get('loaded_run_time') -%}
     {%- if last_run_time is none -%}
         {{- return('true') -}}
     {%- endif -%}
@@ -136,4 +138,38 @@
         include_too_late judges every window at run_time: the deliberate way to revise final windows. -#}
     {%- set backfill = late_data.backfill() -%}
     {{- return(run_time if backfill and backfill.include_too_late else 'least(' ~ run_time ~ ', ' ~ final_at ~ ')') -}}
+{% endmacro %}
+
+
+{% macro require_loaded(pipeline, sql) %}
+    {#- A backfill recomputes its range from the versions loaded so far: it is refused, naming how
+        many, when rows of its range that the pipeline's model (`sql`) delivers by the run time are
+        not loaded yet (no run has run since they arrived, e.g. a partner's resend), with how to
+        load them. A delivery is loaded when the versions table holds its event with its stamp. -#}
+    {%- set checked = late_data.checked_range_after(pipeline, late_data.last_run_time(late_data.pipeline_relation(pipeline))) -%}
+    {%- set upper = checked.upper + late_data.seconds(pipeline.window_size - pipeline.window_slide) -%}
+    {%- set in_range = 'between ' ~ late_data.timestamp_literal(checked.lower) ~ ' and ' ~ late_data.exact_timestamp_literal(upper - modules.datetime.timedelta(microseconds=1)) -%}
+    {%- set stamp = 'source_ingested_at' if pipeline.dimensions else 'ingested_at' -%}
+    {%- set query -%}
+        select count(*)
+        from ({{ sql }}) as delivered
+        left anti join (
+            select {{ (pipeline.event_key + [stamp]) | join(', ') }}
+            from {{ late_data.pipeline_relation(pipeline, 'versions') }}
+            where event_time {{ in_range }}
+        ) as loaded
+            on {% for key in pipeline.event_key %}delivered.{{ key }} = loaded.{{ key }} and {% endfor %}delivered.ingested_at = loaded.{{ stamp }}
+        where delivered.event_time {{ in_range }}
+            and delivered.ingested_at <= {{ late_data.run_time() }}
+    {%- endset -%}
+    {%- set unloaded = run_query(query).columns[0].values()[0] | int -%}
+    {%- if unloaded > 0 -%}
+        {%- do exceptions.raise_compiler_error(
+            "backfill of " ~ pipeline.alias ~ ": " ~ unloaded ~ " rows delivered by run_time " ~ late_data.run_time_value()
+            ~ " with event times in [" ~ checked.lower ~ ", " ~ upper ~ ") are not loaded yet (no run has run since they"
+            ~ " arrived), and a backfill recomputes from the loaded versions only: load them with a scheduled run first"
+            ~ " (`late-data reconcile`, or `dbt build --vars '{run_time: ...}'` at a time after they arrived), then run"
+            ~ " the backfill at a later run time"
+        ) -%}
+    {%- endif -%}
 {% endmacro %}
