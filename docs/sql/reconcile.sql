@@ -74,7 +74,7 @@ select * from page_counts
     ) as delivered
         )
         
-    select delivered.*
+    select distinct delivered.*
     from delivered as delivered
     left anti join (
         select source_table, event_id, page, event_time, error_count, view_count, ingested_at
@@ -141,7 +141,8 @@ with
         min(ingested_at) over later_versions as superseded_at,
         min(if(loaded_at <= timestamp'2026-01-01 00:45:10' and ingested_at <= timestamp'2026-01-01 00:45:10', ingested_at, null))
             over later_versions as superseded_before,
-        lag(version_final_at) over event_versions as previous_version_final_at
+        lag(version_final_at) over event_versions as previous_version_final_at,
+        lag(window_start) over event_versions as previous_window_start
     from windowed_versions
     window
         event_versions as (partition by source_table, event_id order by ingested_at, event_time, error_count, view_count, page),
@@ -384,7 +385,7 @@ from readings
     ) as delivered
         )
         
-    select delivered.*
+    select distinct delivered.*
     from delivered as delivered
     left anti join (
         select event_id, location, event_time, reading_value, ingested_at
@@ -444,7 +445,8 @@ with
         min(ingested_at) over later_versions as superseded_at,
         min(if(loaded_at <= timestamp'2026-01-01 00:45:10' and ingested_at <= timestamp'2026-01-01 00:45:10', ingested_at, null))
             over later_versions as superseded_before,
-        lag(final_at) over event_versions as previous_version_final_at
+        lag(final_at) over event_versions as previous_version_final_at,
+        lag(window_start) over event_versions as previous_window_start
     from windowed_versions
     window
         event_versions as (partition by event_id order by ingested_at, event_time, reading_value, location),
@@ -768,7 +770,8 @@ with
         *,
         min(ingested_at) over later_versions as superseded_at,
         cast(null as timestamp) as superseded_before,
-        lag(version_final_at) over event_versions as previous_version_final_at
+        lag(version_final_at) over event_versions as previous_version_final_at,
+        lag(window_start) over event_versions as previous_window_start
     from windowed_versions
     window
         event_versions as (partition by source_table, event_id order by ingested_at, event_time, error_count, view_count, page),
@@ -791,21 +794,99 @@ with
     too_late_versions as (
 
         
+    with
+
+    late_versions as (
+
+        select * from version_counts
+        where
+            (ingested_at > version_final_at or coalesce(ingested_at > previous_version_final_at, false))
+            and (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
+
+    ),
+
+    replaced_versions as (
+
+        
     select
-        sha2(concat_ws('|', cast(source_table as string), cast(event_id as string), cast(ingested_at as string), cast(event_time as string), cast(error_count as string), cast(view_count as string), cast(page as string)), 256)
+        late.*,
+        coalesce(late.previous_window_start, beyond_chain.replaced.window_start) as replaced_window_start,
+        coalesce(late.previous_version_final_at, beyond_chain.replaced.final_at) as replaced_final_at
+    from late_versions as late
+    left join (
+        select
+            late.source_table,
+            late.event_id,
+            late.ingested_at,
+            late.event_time,
+            late.error_count,
+            late.view_count,
+            late.page,
+            max(named_struct(
+                'chain', struct(earlier.ingested_at, earlier.event_time, earlier.error_count, earlier.view_count, earlier.page),
+                'window_start', earlier.window_start,
+                'final_at', earlier.version_final_at
+            )) as replaced
+        from late_versions as late
+        inner join (
+    select
+        *,
+        window_start + interval 60 second as window_end,
+        window_start + interval 3660 second as final_at,
+        timestamp_seconds(unix_seconds(window_start) + 60 + case source_table
+        when 'page_errors' then 3600
+        when 'page_views' then 3600
+        else 3600
+    end) as version_final_at,
+        timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
+        cast(pmod(xxhash64(page), 1) as int) as series_bucket
+    from (
+        select
+            *,
+            timestamp_seconds(floor(unix_seconds(event_time) / 60) * 60) as window_start
+        from (
+            select earlier.* from analytics.int_page_error_rates__versions as earlier
+            left semi join (select * from late_versions where previous_version_final_at is null) as late
+                on earlier.source_table = late.source_table and earlier.event_id = late.event_id
+            where earlier.quarantine_reason is null and earlier.ingested_at <= timestamp'2026-01-01 01:15:10'
+        ) as unreached_versions
+    )) as earlier
+            on late.source_table = earlier.source_table and late.event_id = earlier.event_id and struct(earlier.ingested_at, earlier.event_time, earlier.error_count, earlier.view_count, earlier.page)
+                < struct(late.ingested_at, late.event_time, late.error_count, late.view_count, late.page)
+        where late.previous_version_final_at is null
+        group by late.source_table, late.event_id, late.ingested_at, late.event_time, late.error_count, late.view_count, late.page
+    ) as beyond_chain
+        on late.source_table <=> beyond_chain.source_table and late.event_id <=> beyond_chain.event_id and late.ingested_at <=> beyond_chain.ingested_at and late.event_time <=> beyond_chain.event_time and late.error_count <=> beyond_chain.error_count and late.view_count <=> beyond_chain.view_count and late.page <=> beyond_chain.page
+
+    )
+
+    select
+        sha2(concat_ws('|', cast(source_table as string), cast(event_id as string), cast(ingested_at as string), cast(event_time as string), cast(error_count as string), cast(view_count as string), cast(page as string), cast(missed.window_start as string)), 256)
             as version_id,
         *,
-        case
-            when ingested_at > version_final_at then 'arrived_after_final'
-            else 'replaces_final_version'
-        end as too_late_reason,
-        unix_seconds(ingested_at) - unix_seconds(coalesce(
-            case when ingested_at > version_final_at then version_final_at end, previous_version_final_at
-        )) as seconds_after_final
-    from version_counts
-    where
-        (ingested_at > version_final_at or ingested_at > previous_version_final_at)
-        and (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
+        missed.window_start as missed_window_start,
+        missed.final_at as missed_final_at,
+        missed.reason as too_late_reason,
+        unix_seconds(ingested_at) - unix_seconds(missed.final_at) as seconds_after_final
+    from replaced_versions
+    lateral view explode(array(
+        if(coalesce(ingested_at > replaced_final_at, false), named_struct(
+            'window_start', replaced_window_start, 'final_at', replaced_final_at, 'reason', 'replaces_final_version'
+        ), null),
+        if(ingested_at > version_final_at and not (coalesce(ingested_at > replaced_final_at, false) and replaced_window_start = window_start), named_struct('window_start', window_start, 'final_at', version_final_at, 'reason', 'arrived_after_final'), null)
+    )) missed_windows as missed
+    where missed is not null
+
+    ),
+
+    -- One entry per version and window: copies of one version delivered together (a versions
+    -- table loaded before copies were stored once) are listed once.
+    too_late_entries as (
+
+        select
+            *,
+            row_number() over (partition by version_id order by too_late_reason) as copy_number
+        from too_late_versions
 
     )
 
@@ -818,13 +899,14 @@ with
         error_count,
         view_count,
         ingested_at,
-        window_start,
-        version_final_at as final_at,
+        missed_window_start as window_start,
+        missed_final_at as final_at,
         too_late_reason,
         seconds_after_final,
         timestamp'2026-01-01 01:15:10' as detected_at,
         '<invocation_id>' as invocation_id
-    from too_late_versions
+    from too_late_entries
+    where copy_number = 1
 
 
 -- node: water_level_window_means_history__closed
@@ -950,7 +1032,8 @@ with
         *,
         min(ingested_at) over later_versions as superseded_at,
         cast(null as timestamp) as superseded_before,
-        lag(final_at) over event_versions as previous_version_final_at
+        lag(final_at) over event_versions as previous_version_final_at,
+        lag(window_start) over event_versions as previous_window_start
     from windowed_versions
     window
         event_versions as (partition by event_id order by ingested_at, event_time, reading_value, location),
@@ -974,21 +1057,92 @@ with
     too_late_versions as (
 
         
+    with
+
+    late_versions as (
+
+        select * from version_counts
+        where
+            (ingested_at > version_final_at or coalesce(ingested_at > previous_version_final_at, false))
+            and (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
+
+    ),
+
+    replaced_versions as (
+
+        
     select
-        sha2(concat_ws('|', cast(event_id as string), cast(ingested_at as string), cast(event_time as string), cast(reading_value as string), cast(location as string)), 256)
+        late.*,
+        coalesce(late.previous_window_start, beyond_chain.replaced.window_start) as replaced_window_start,
+        coalesce(late.previous_version_final_at, beyond_chain.replaced.final_at) as replaced_final_at
+    from late_versions as late
+    left join (
+        select
+            late.event_id,
+            late.ingested_at,
+            late.event_time,
+            late.reading_value,
+            late.location,
+            max(named_struct(
+                'chain', struct(earlier.ingested_at, earlier.event_time, earlier.reading_value, earlier.location),
+                'window_start', earlier.window_start,
+                'final_at', earlier.final_at
+            )) as replaced
+        from late_versions as late
+        inner join (
+    select
+        *,
+        window_start + interval 60 second as window_end,
+        window_start + interval 3660 second as final_at,
+        timestamp_seconds(floor(unix_seconds(event_time) / 600) * 600) as partition_start,
+        cast(pmod(xxhash64(location), 1) as int) as series_bucket
+    from (
+        select
+            *,
+            timestamp_seconds(floor(unix_seconds(event_time) / 60) * 60) as window_start
+        from (
+            select earlier.* from analytics.int_water_level__versions as earlier
+            left semi join (select * from late_versions where previous_version_final_at is null) as late
+                on earlier.event_id = late.event_id
+            where earlier.quarantine_reason is null and earlier.ingested_at <= timestamp'2026-01-01 01:15:10'
+        ) as unreached_versions
+    )) as earlier
+            on late.event_id = earlier.event_id and struct(earlier.ingested_at, earlier.event_time, earlier.reading_value, earlier.location)
+                < struct(late.ingested_at, late.event_time, late.reading_value, late.location)
+        where late.previous_version_final_at is null
+        group by late.event_id, late.ingested_at, late.event_time, late.reading_value, late.location
+    ) as beyond_chain
+        on late.event_id <=> beyond_chain.event_id and late.ingested_at <=> beyond_chain.ingested_at and late.event_time <=> beyond_chain.event_time and late.reading_value <=> beyond_chain.reading_value and late.location <=> beyond_chain.location
+
+    )
+
+    select
+        sha2(concat_ws('|', cast(event_id as string), cast(ingested_at as string), cast(event_time as string), cast(reading_value as string), cast(location as string), cast(missed.window_start as string)), 256)
             as version_id,
         *,
-        case
-            when ingested_at > version_final_at then 'arrived_after_final'
-            else 'replaces_final_version'
-        end as too_late_reason,
-        unix_seconds(ingested_at) - unix_seconds(coalesce(
-            case when ingested_at > version_final_at then version_final_at end, previous_version_final_at
-        )) as seconds_after_final
-    from version_counts
-    where
-        (ingested_at > version_final_at or ingested_at > previous_version_final_at)
-        and (loaded_at > timestamp'2026-01-01 00:45:10' or ingested_at > timestamp'2026-01-01 00:45:10')
+        missed.window_start as missed_window_start,
+        missed.final_at as missed_final_at,
+        missed.reason as too_late_reason,
+        unix_seconds(ingested_at) - unix_seconds(missed.final_at) as seconds_after_final
+    from replaced_versions
+    lateral view explode(array(
+        if(coalesce(ingested_at > replaced_final_at, false), named_struct(
+            'window_start', replaced_window_start, 'final_at', replaced_final_at, 'reason', 'replaces_final_version'
+        ), null),
+        if(ingested_at > version_final_at and not (coalesce(ingested_at > replaced_final_at, false) and replaced_window_start = window_start), named_struct('window_start', window_start, 'final_at', version_final_at, 'reason', 'arrived_after_final'), null)
+    )) missed_windows as missed
+    where missed is not null
+
+    ),
+
+    -- One entry per version and window: copies of one version delivered together (a versions
+    -- table loaded before copies were stored once) are listed once.
+    too_late_entries as (
+
+        select
+            *,
+            row_number() over (partition by version_id order by too_late_reason) as copy_number
+        from too_late_versions
 
     )
 
@@ -999,10 +1153,11 @@ with
         event_time,
         reading_value,
         ingested_at,
-        window_start,
-        version_final_at as final_at,
+        missed_window_start as window_start,
+        missed_final_at as final_at,
         too_late_reason,
         seconds_after_final,
         timestamp'2026-01-01 01:15:10' as detected_at,
         '<invocation_id>' as invocation_id
-    from too_late_versions
+    from too_late_entries
+    where copy_number = 1

@@ -368,7 +368,10 @@ def stage_backfill(
             "summary": str(summary_path),
             "windows_in_range": windows_in_range(project, pipelines, start, end),
             "publishes": [
-                table for pipeline in pipelines for table in (pipeline.result, *pipeline.history_tables) if table in base
+                table
+                for pipeline in pipelines
+                for table in (pipeline.result, *pipeline.history_tables)
+                if table in base
             ],
         },
     )

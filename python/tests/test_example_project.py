@@ -471,6 +471,24 @@ def test_revenue_by_region_follows_late_corrections_of_the_customer_dimension(
     assert statuses == {"late_data_valid_intervals_customers_snapshot_customer_id": "fail"}
 
 
+@pytest.mark.spark
+def test_the_example_project_parses_without_a_deprecation_warning() -> None:
+    """What the docs tell a user to write (the example's yml: generic tests with their arguments
+    under `arguments:`) raises none of dbt 1.11's deprecation warnings on a full parse."""
+    from dbt.cli.main import dbtRunner
+
+    deprecations: list[str] = []
+
+    def collect(event: Any) -> None:
+        if event.info.name.endswith("Deprecation"):
+            deprecations.append(event.info.name)
+
+    common = ["--project-dir", str(EXAMPLE), "--profiles-dir", str(REPOSITORY / "profiles")]
+    assert dbtRunner().invoke(["--quiet", "deps", *common]).success
+    assert dbtRunner(callbacks=[collect]).invoke(["--quiet", "parse", "--no-partial-parse", *common]).success
+    assert deprecations == []
+
+
 def test_the_example_pipeline_is_one_model_and_one_yml_entry() -> None:
     """What a pipeline costs a user: its model and its yml (the project's one-time setup aside)."""
     models = EXAMPLE / "models"
