@@ -208,6 +208,41 @@ def build_parser() -> argparse.ArgumentParser:
         "setup", help="lay out LATE_DATA_HOME (jars) so plain `dbt` commands work, and create the raw tables"
     )
 
+    init = commands.add_parser(
+        "init",
+        help="set a dbt project up for the late_data package (empty folder or existing project), and a first"
+        " pipeline on a source table",
+    )
+    init.add_argument("--dir", type=Path, default=Path("."), help="the project folder (default: here)")
+    init.add_argument("--name", default=None, help="a new project's name (default: the folder's)")
+    init.add_argument("--table-format", choices=TABLE_FORMATS, default="iceberg")
+    init.add_argument(
+        "--package", default=None, help="the package: a local path or a git URL (default: this checkout's package/)"
+    )
+    init.add_argument("--source", default=None, metavar="SCHEMA.TABLE", help="a first pipeline on this table")
+    init.add_argument(
+        "--columns",
+        default=None,
+        help="its columns, `name type, ...` (default: read from the table); with --create-source, creates it",
+    )
+    init.add_argument("--create-source", action="store_true", help="create the source table when it does not exist")
+    init.add_argument("--pipeline", default=None, help="the pipeline's model (default: the table's name)")
+    init.add_argument("--series-key", default=None)
+    init.add_argument("--event-id", default="event_id", help="the column all versions of an event share")
+    init.add_argument("--event-time", default="event_time")
+    init.add_argument("--ingested-at", default="ingested_at")
+    init.add_argument(
+        "--measure",
+        dest="measures",
+        action="append",
+        default=None,
+        metavar="NAME=KIND[:COLUMN]",
+        help="e.g. reading_count=count, kwh_sum=sum:kwh (repeatable; default: row_count=count)",
+    )
+    init.add_argument("--window-seconds", type=positive_int, default=300)
+    init.add_argument("--late-window-seconds", type=positive_int, default=3600)
+    init.add_argument("--partition-seconds", type=positive_int, default=3600)
+
     generate_command = commands.add_parser("generate", help="append the scenario's rows for [start, end)")
     add_scenario_arguments(generate_command)
     generate_command.add_argument("--start", type=parse_time, required=True)
@@ -314,6 +349,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RUNS",
         help="instead of the matrix: RUNS consecutive one-minute scheduled runs of one cell (default 100:2:heavy)"
         " with the scheduler's upkeep, each run's seconds, files and metadata into soak_<cell>.csv/.md/.png",
+    )
+    bench.add_argument(
+        "--check-cost",
+        action="store_true",
+        help="instead of the matrix: late-data check's seconds and peak driver memory (2 GB driver) on the example"
+        " project after 26 runs and on the 1000:2:sparse cell, into check_cost.csv/.md",
     )
     bench.add_argument(
         "--table-format",
@@ -458,6 +499,16 @@ def setup_command(args: argparse.Namespace) -> int:
         f"late-data: ready in {environment.home} (table format {environment.table_format},"
         f" target {environment.profile_target}; raw tables {', '.join(tables.values())})"
     )
+    return 0
+
+
+def init_command(args: argparse.Namespace) -> int:
+    """Everything is checked before anything is written; a source's columns are read with the new
+    project's own Spark (its profile, its warehouse), after `dbt deps`."""
+    from late_data.init import init_project
+
+    for line in init_project(args):
+        print(line)
     return 0
 
 
@@ -629,6 +680,13 @@ def bench_command(args: argparse.Namespace) -> int:
             print(f"bench: Delta cells skipped: {reason}")
             return 0
         os.environ["LATE_DATA_TABLE_FORMAT"] = args.table_format
+    if args.check_cost:
+        from late_data_bench.check_cost import run_check_cost
+
+        # Each build and check runs in a process and a LATE_DATA_HOME of its own.
+        for path in run_check_cost(args.out):
+            print(f"bench: wrote {path}")
+        return 0
     from late_data_bench.benchmarks import run_bench
 
     environment = prepare_environment()
@@ -738,6 +796,7 @@ def demo_command(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "setup": setup_command,
+    "init": init_command,
     "generate": generate_command,
     "schedule": schedule_command,
     "backfill": backfill_command,

@@ -26,6 +26,7 @@ SLOWEST_MODULES = (
     "test_example_project.py",
     "test_publishing.py",
     "test_arrivals.py",
+    "test_init.py",
     "test_scan_horizon.py",
     "test_failed_runs.py",
     "test_bench.py",
