@@ -82,6 +82,7 @@ bench: setup
 	$(BIN)/late-data bench --out bench
 	LATE_DATA_HOME=$(DELTA_HOME) $(BIN)/late-data bench --table-format delta $(DELTA_CELLS) --out bench/delta
 	$(BIN)/late-data bench --check-cost --out bench
+	$(BIN)/late-data bench --plain-dbt-steps --out bench
 	$(MAKE) bench-soak
 
 # A day of one-minute scheduled runs (1,000 at 100 heavy series, the scheduler's upkeep on): each

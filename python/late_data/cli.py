@@ -357,6 +357,12 @@ def build_parser() -> argparse.ArgumentParser:
         " project after 26 runs and on the 1000:2:sparse cell, into check_cost.csv/.md",
     )
     bench.add_argument(
+        "--plain-dbt-steps",
+        action="store_true",
+        help="instead of the matrix: a plain dbt build of the example's meter pipeline in a new process per run,"
+        " step by step (session start, parse, hooks, model, snapshot), into plain_dbt_steps.csv/.md",
+    )
+    bench.add_argument(
         "--table-format",
         choices=TABLE_FORMATS,
         default=None,
@@ -680,6 +686,12 @@ def bench_command(args: argparse.Namespace) -> int:
             print(f"bench: Delta cells skipped: {reason}")
             return 0
         os.environ["LATE_DATA_TABLE_FORMAT"] = args.table_format
+    if args.plain_dbt_steps:
+        from late_data_bench.plain_dbt_steps import run_plain_dbt_steps
+
+        for path in run_plain_dbt_steps(args.out, args.runs or 5):
+            print(f"bench: wrote {path}")
+        return 0
     if args.check_cost:
         from late_data_bench.check_cost import run_check_cost
 

@@ -193,6 +193,11 @@ dispatch:
   - macro_namespace: dbt
     search_order: ["{name}", "late_data", "dbt"]
 
+vars:
+  # A scheduled run an hour after a pipeline's last reconciliation is one by itself: it recomputes
+  # the checked windows and repairs what the arrival-driven runs missed (docs/running.md).
+  reconcile_every_seconds: 3600
+
 models:
   {name}:
     # The late-data tables need a table format with partition replacement and merge.

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import csv
 import logging
-import multiprocessing
-import os
 import random
 import subprocess
 import sys
@@ -31,6 +29,7 @@ from typing import Any
 
 from late_data.environment import find_project_dir
 from late_data.timeutil import format_timestamp
+from late_data_bench.processes import environment_for, in_own_process
 
 log = logging.getLogger(__name__)
 
@@ -77,14 +76,14 @@ def run_check_cost(out_dir: Path) -> list[Path]:
 
 def _example_costs() -> list[CheckCost]:
     home = Path(tempfile.mkdtemp(prefix="check_cost_example_"))
-    env = _environment(home, project_dir=EXAMPLE, schema="example_check")
-    runs = _in_own_process(_build_example, env)
+    env = environment_for(home, EXAMPLE, "example_check", DRIVER_MEMORY)
+    runs = in_own_process(_build_example, env)
     return [_measured_check(env, "example", pipeline, RUNS, runs[pipeline]) for pipeline in EXAMPLE_PIPELINES]
 
 
 def _cell_costs() -> list[CheckCost]:
     home = Path(tempfile.mkdtemp(prefix="check_cost_cell_"))
-    env = _environment(home, project_dir=REPOSITORY, schema="analytics")
+    env = environment_for(home, REPOSITORY, "analytics", DRIVER_MEMORY)
     origin = "2026-01-01 00:00:00"
     schedule = [
         "schedule",
@@ -112,27 +111,6 @@ def _cell_costs() -> list[CheckCost]:
     log.info("check cost: the 1,000-location cell built in %.0f s", time.monotonic() - started)
     run_seconds = _audit_run_seconds(env, "water_level_window_means")
     return [_measured_check(env, "bench 1000:2:sparse", "water_level_window_means", 12, run_seconds)]
-
-
-def _environment(home: Path, project_dir: Path, schema: str) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("LATE_DATA_")}
-    for name in ("LATE_DATA_TABLE_FORMAT", "LATE_DATA_TARGET"):
-        if name in os.environ:
-            env[name] = os.environ[name]
-    jars = Path(os.environ.get("LATE_DATA_HOME", REPOSITORY / ".late_data")) / "jars"
-    home.mkdir(parents=True, exist_ok=True)
-    if jars.exists() and not (home / "jars").exists():
-        (home / "jars").symlink_to(jars)
-    env.update(
-        {
-            "LATE_DATA_HOME": str(home),
-            "LATE_DATA_PROJECT_DIR": str(project_dir),
-            "LATE_DATA_SCHEMA": schema,
-            "LATE_DATA_DRIVER_MEMORY": DRIVER_MEMORY,
-            "DBT_TARGET_PATH": str(home / "target"),
-        }
-    )
-    return env
 
 
 def _late_data(env: dict[str, str], args: list[str]) -> str:
@@ -199,7 +177,7 @@ def _versions_table(env: dict[str, str], pipeline: str) -> str:
 
 def _query(env: dict[str, str], sql: str) -> Any:
     """One value, from a Spark session of its own on the project's warehouse."""
-    return _in_own_process(_query_body, env, sql)
+    return in_own_process(_query_body, env, sql)
 
 
 def _query_body(sql: str) -> Any:
@@ -217,7 +195,7 @@ def _audit_run_seconds(env: dict[str, str], model: str) -> list[float]:
     """The seconds of each scheduled run of `model` and its history snapshot after the first (which
     builds from scratch), from the audit."""
     schema = env["LATE_DATA_SCHEMA"]
-    rows = _in_own_process(
+    rows = in_own_process(
         _query_rows,
         env,
         f"select run_time, max(if(model = '{model}', seconds, null)) + max(if(model = '{model}_history', seconds, null))"
@@ -236,29 +214,6 @@ def _query_rows(sql: str) -> list[tuple[Any, ...]]:
         return [tuple(row) for row in project.spark.sql(sql).collect()]
     finally:
         project.close()
-
-
-def _in_own_process(target: Any, env: dict[str, str], *args: Any) -> Any:
-    """`target(*args)` in a spawned process with `env` (one Derby metastore per process)."""
-    context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
-    child = context.Process(target=_child, args=(target, env, args, queue))
-    child.start()
-    outcome, value = queue.get()
-    child.join()
-    if outcome != "ok":
-        raise RuntimeError(value)
-    return value
-
-
-def _child(target: Any, env: dict[str, str], args: tuple[Any, ...], queue: Any) -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        queue.put(("ok", target(*args)))
-    except BaseException as error:
-        queue.put(("error", f"{type(error).__name__}: {error}"))
 
 
 def _build_example() -> dict[str, list[float]]:

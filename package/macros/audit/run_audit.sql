@@ -102,7 +102,8 @@
         {model: {'run_time': the last successful scheduled, reconcile or full-refresh run (what the
         model's stored state reflects; backfills only touch old partitions, held runs write
         nothing), 'any_run_time': the last successful run of any kind, 'loaded_run_time': the
-        last successful run that loaded versions (any but a backfill), 'series_buckets': the
+        last successful run that loaded versions (any but a backfill), 'reconciled_run_time': the
+        last reconcile or full-refresh run, 'first_run_time': its first run, 'series_buckets': the
         bucket count of its last run, 'written_until': for a result table selected in this
         invocation, the latest run time a run wrote into it (its rows' written_at)}}. Read once
         per invocation, with the result tables' written_at in the same query on Iceberg (file
@@ -131,7 +132,9 @@
                 max(run_time) as any_run_time,
                 max_by(series_buckets, run_time) as series_buckets,
                 cast(null as timestamp) as written_until,
-                max(if(run_kind != 'backfill', run_time, null)) as loaded_run_time
+                max(if(run_kind != 'backfill', run_time, null)) as loaded_run_time,
+                max(if(run_kind in ('reconcile', 'full_refresh'), run_time, null)) as reconciled_run_time,
+                min(run_time) as first_run_time
             from {{ late_data.run_audit_relation() }}
             where outcome = 'success'
             group by model
@@ -181,6 +184,8 @@
             {%- do entry.update({'any_run_time': run_time, 'series_buckets': pipeline.series_buckets}) -%}
             {%- if kind not in ('backfill', 'held') -%}{%- do entry.update({'run_time': run_time}) -%}{%- endif -%}
             {%- if kind != 'backfill' -%}{%- do entry.update({'loaded_run_time': run_time}) -%}{%- endif -%}
+            {%- if kind in ('reconcile', 'full_refresh') -%}{%- do entry.update({'reconciled_run_time': run_time}) -%}{%- endif -%}
+            {%- do entry.setdefault('first_run_time', run_time) -%}
             {%- if role == 'windows' -%}{%- do entry.update({'written_until': run_time}) -%}{%- endif -%}
         {%- endfor -%}
     {%- endfor -%}
@@ -196,7 +201,10 @@
     {%- for row in table.rows -%}
         {%- set entry = last_runs.setdefault(row[0], {}) -%}
         {%- if row[4] is none -%}
-            {%- do entry.update({'run_time': row[1], 'any_run_time': row[2], 'series_buckets': row[3], 'loaded_run_time': row[5]}) -%}
+            {%- do entry.update({
+                'run_time': row[1], 'any_run_time': row[2], 'series_buckets': row[3], 'loaded_run_time': row[5],
+                'reconciled_run_time': row[6], 'first_run_time': row[7],
+            }) -%}
         {%- else -%}
             {%- do entry.update({'written_until': row[4]}) -%}
         {%- endif -%}
@@ -205,7 +213,7 @@
 
 
 {% macro written_until(results, last_runs=none) %}
-    {#- A select of (model, null, null, null, max(written_at), null) per result table. With the audit's
+    {#- A select of (model, null, null, null, max(written_at), null, null, null) per result table. With the audit's
         `last_runs`, only over the partitions a run after the model's last audited one can have
         written (from that run's horizon on), so a format whose statistics cannot answer the
         maximum (Delta keeps timestamps to the millisecond) reads only those. -#}
@@ -213,7 +221,7 @@
     {%- for result in results -%}
         {%- set last = (last_runs or {}).get(result.identifier, {}).get('any_run_time') -%}
         {%- set select -%}
-            select {{ late_data.sql_string(result.identifier) }}, null, null, null, max(written_at), null from {{ result }}
+            select {{ late_data.sql_string(result.identifier) }}, null, null, null, max(written_at), null, null, null from {{ result }}
             {%- if last is not none %}
             {%- set pipeline = late_data.pipeline(late_data.result_node(result)) %}
             where partition_start >= {{ late_data.timestamp_literal(late_data.floor_to(last - late_data.seconds(

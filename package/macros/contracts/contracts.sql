@@ -106,6 +106,7 @@
         {%- do late_data.history_pipeline(node) -%}
     {%- endfor -%}
     {%- do late_data.write_delay_seconds() -%}
+    {%- do late_data.reconcile_every_seconds() -%}
     {%- do late_data.broadcast_arrivals_max() -%}
     {%- do late_data.share_version_chain() -%}
     {%- do late_data.target_share() -%}

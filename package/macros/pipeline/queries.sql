@@ -81,25 +81,26 @@
 
 
 {% macro quarantine_select(pipeline) %}
-    {#- The quarantine view of a pipeline: the versions it counts toward no window, each with its
-        source table, event and series key, event time, measure values as text, arrival, reason
-        and the run that loaded it (quarantined_at). A view over the versions table, so
-        quarantining costs a run nothing beyond loading the versions it loads anyway. -#}
-    {%- set event_ids = pipeline.event_key | reject('equalto', pipeline.source_column) | list -%}
+    {#- The quarantine view of a pipeline: the versions it counts toward no window, with the
+        columns its versions table and too-late listing have, by the source's own names, the
+        source table (source_table), the reason and the run that loaded it (quarantined_at). A
+        view over the versions table, so quarantining costs a run nothing beyond loading the
+        versions it loads anyway. -#}
+    {%- set versions = late_data.pipeline_relation(pipeline, 'versions') -%}
+    {%- set columns = [] -%}
+    {%- for name, type in late_data.known_columns(versions) if name not in ('quarantine_reason', 'loaded_at', 'source_ingested_at') -%}
+        {%- do columns.append(name) -%}
+    {%- endfor %}
     select
+        {%- if pipeline.source_column != 'source_table' %}
         {{ pipeline.source_column or late_data.sql_string(late_data.source_table_name(pipeline)) }} as source_table,
-        {{ late_data.text_key(event_ids) }} as event_id,
-        {{ late_data.text_key(pipeline.series_key) }} as series_key,
-        event_time,
-        {%- if pipeline.input_columns | length == 1 %}
-        cast({{ pipeline.input_columns[0] }} as string) as raw_value,
-        {%- else %}
-        to_json(named_struct({% for column in pipeline.input_columns %}'{{ column }}', {{ column }}{{ ', ' if not loop.last }}{% endfor %})) as raw_value,
         {%- endif %}
-        ingested_at,
+        {%- for column in columns %}
+        {{ column }},
+        {%- endfor %}
         quarantine_reason,
         loaded_at as quarantined_at
-    from {{ late_data.pipeline_relation(pipeline, 'versions') }}
+    from {{ versions }}
     where quarantine_reason is not null
 {%- endmacro %}
 
