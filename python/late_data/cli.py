@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from late_data.backfill import run_backfill
 from late_data.check import check_pipeline
+from late_data.class_archive import make_class_archive
 from late_data.dbt_project import DbtInvocationError, DbtProject, condense
 from late_data.environment import (
     TABLE_FORMATS,
@@ -501,9 +502,11 @@ def setup_command(args: argparse.Namespace) -> int:
     project = open_project()
     tables = create_raw_tables(project.execute, project.raw_schema(), project.environment.table_format)
     environment = project.environment
+    archived = make_class_archive(environment.class_archive) if not environment.shares_catalog else False
     print(
         f"late-data: ready in {environment.home} (table format {environment.table_format},"
-        f" target {environment.profile_target}; raw tables {', '.join(tables.values())})"
+        f" target {environment.profile_target}; raw tables {', '.join(tables.values())};"
+        f" {'class archive ' + str(environment.class_archive) if archived else 'no class archive'})"
     )
     return 0
 

@@ -705,13 +705,20 @@ def _plain_dbt_build(environment: ProjectEnvironment, cell: BenchCell, run_time:
             *SCHEDULED_BUILD,
             *(part for item in options.items() for part in item),
         ],
-        {"LATE_DATA_RUN_TIME": _stamp(run_time)},
+        # The JVM cron's dbt starts (the profile's defaults), not this long-lived process's.
+        {"LATE_DATA_RUN_TIME": _stamp(run_time), "LATE_DATA_JVM_OPTIONS": None},
     )
 
 
-def _run(command: list[str], environment: dict[str, str] | None = None) -> None:
+def _run(command: list[str], environment: dict[str, str | None] | None = None) -> None:
+    """`command` with this process's environment and `environment` over it (None: unset)."""
+    env = {**os.environ, **(environment or {})}
     finished = subprocess.run(
-        command, env={**os.environ, **(environment or {})}, capture_output=True, text=True, check=False
+        command,
+        env={name: value for name, value in env.items() if value is not None},
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if finished.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:4])} failed: {(finished.stdout + finished.stderr)[-3000:]}")

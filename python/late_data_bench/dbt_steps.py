@@ -14,12 +14,13 @@ import sys
 import time
 from typing import Any
 
-# The events that bound the steps, in order (dbt-core 1.11's event names).
+# The steps, in order (bounded by dbt-core 1.11's events).
 STEPS = (
     "startup",  # the process's start to dbt's first line (Python and dbt imported)
     "parse",  # reading the project (partial parse where the previous run's is usable)
-    "session",  # the Spark session (a JVM start on the embedded target) and dbt's relation listing
-    "on_run_start",
+    "session",  # the Spark session (a JVM start on the embedded target) and dbt's list of schemas
+    "listing",  # dbt's listing of the relations in the schemas it builds into
+    "on_run_start",  # the project's on-run-start hooks, rendered and run
     "model",
     "snapshot",
     "tests",
@@ -29,7 +30,7 @@ STEPS = (
 
 
 class StepClock:
-    """Keeps the first and last time of what each step is made of, and counts statements."""
+    """Keeps the moments that bound each step, and counts the statements run in each."""
 
     def __init__(self, started: float) -> None:
         self.started = started
@@ -44,21 +45,25 @@ class StepClock:
             self.marks.setdefault("version", now)
         elif name == "FoundStats":
             self.marks.setdefault("found", now)
-        elif name == "HooksRunning":
-            hook = "on_run_start" if "start" in str(event.data.hook_type).lower() else "on_run_end"
-            self.marks.setdefault(f"{hook}_from", now)
-            self.step = hook
+        elif name == "SQLQuery":
+            connection = str(event.data.conn_name)
+            if connection.startswith("list_") and connection != "list_schemas":
+                self.marks.setdefault("listing", now)
+                self.step = "listing"
+            elif connection == "master":
+                hook = "on_run_end" if "model_done" in self.marks else "on_run_start"
+                self.marks.setdefault(f"{hook}_from", now)
+                self.step = hook
+            self.statements[self.step] = self.statements.get(self.step, 0) + 1
         elif name == "LogHookEndLine":
-            hook = "on_run_start" if "start" in str(event.data.statement).lower() else "on_run_end"
+            hook = "on_run_start" if "on-run-start" in str(event.data.statement) else "on_run_end"
             self.marks[f"{hook}_to"] = now
         elif name in ("NodeStart", "NodeFinished"):
-            kind = event.data.node_info.resource_type
-            step = {"model": "model", "snapshot": "snapshot", "test": "tests"}.get(kind)
+            step = {"model": "model", "snapshot": "snapshot", "test": "tests"}.get(event.data.node_info.resource_type)
             if step:
                 self.nodes.setdefault(step, []).append(now)
                 self.step = step
-        elif name == "SQLQuery":
-            self.statements[self.step] = self.statements.get(self.step, 0) + 1
+                self.marks["model_done"] = now
         elif name == "CommandCompleted":
             self.marks["completed"] = now
 
@@ -71,11 +76,13 @@ class StepClock:
         def last(step: str) -> float | None:
             return max(self.nodes[step]) if self.nodes.get(step) else None
 
+        start_hook = marks.get("on_run_start_from")
         spans = {
             "startup": (self.started, marks.get("version")),
             "parse": (marks.get("version"), marks.get("found")),
-            "session": (marks.get("found"), marks.get("on_run_start_from")),
-            "on_run_start": (marks.get("on_run_start_from"), marks.get("on_run_start_to")),
+            "session": (marks.get("found"), marks.get("listing", start_hook)),
+            "listing": (marks.get("listing"), start_hook),
+            "on_run_start": (start_hook, marks.get("on_run_start_to")),
             "model": (first("model"), last("model")),
             "snapshot": (first("snapshot"), last("snapshot")),
             "tests": (first("tests"), last("tests")),

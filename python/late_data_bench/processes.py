@@ -24,10 +24,12 @@ def environment_for(home: Path, project_dir: Path, schema: str, driver_memory: s
     for name in ("LATE_DATA_TABLE_FORMAT", "LATE_DATA_TARGET"):
         if name in os.environ:
             env[name] = os.environ[name]
-    jars = Path(os.environ.get("LATE_DATA_HOME", REPOSITORY / ".late_data")) / "jars"
     home.mkdir(parents=True, exist_ok=True)
-    if jars.exists() and not (home / "jars").exists():
-        (home / "jars").symlink_to(jars)
+    # The checkout's jars and the JVM's class archive (late-data setup made it), as cron would find them.
+    for shared in ("jars", "jvm"):
+        source = Path(os.environ.get("LATE_DATA_HOME", REPOSITORY / ".late_data")) / shared
+        if source.exists() and not (home / shared).exists():
+            (home / shared).symlink_to(source)
     env.update(
         {
             "LATE_DATA_HOME": str(home),

@@ -26,6 +26,7 @@ def test_every_subcommand_has_one_function() -> None:
     assert set(subparsers.choices) == set(cli.COMMANDS)
     assert set(cli.COMMANDS) == {
         "setup",
+        "init",
         "generate",
         "schedule",
         "backfill",
@@ -249,7 +250,13 @@ class FakeProject:
     def __init__(self, tables: set[str], schema_exists: bool = True) -> None:
         self.tables, self.schema_exists = tables, schema_exists
         self.executed: list[str] = []
-        self.environment = SimpleNamespace(table_format="iceberg", home=Path("/nowhere"), profile_target="iceberg")
+        self.environment = SimpleNamespace(
+            table_format="iceberg",
+            home=Path("/nowhere"),
+            profile_target="iceberg",
+            shares_catalog=False,
+            class_archive=Path("/nowhere/jvm/spark.jsa"),
+        )
 
     def raw_schema(self) -> str:
         return "raw"
@@ -292,7 +299,10 @@ def test_a_missing_raw_table_is_refused_naming_it(
 def test_setup_and_generate_create_the_raw_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     project = FakeProject(set(), schema_exists=False)
     monkeypatch.setattr(cli, "open_project", lambda writer=None: project)
+    archived: list[Path] = []
+    monkeypatch.setattr(cli, "make_class_archive", lambda archive: archived.append(archive) or True)
     assert cli.main(["setup"]) == 0
+    assert archived == [Path("/nowhere/jvm/spark.jsa")]  # the JVM's class archive, for plain dbt's start
     assert project.executed[0] == "create schema if not exists raw"
     created = [sql.split()[5] for sql in project.executed[1:]]
     assert created == ["raw.water_level_readings", "raw.page_errors", "raw.page_views"]
