@@ -26,10 +26,12 @@ SCRATCH = "late_data_class_archive"
 
 
 def make_class_archive(archive: Path, timeout_seconds: float = 600) -> bool:
-    """The archive made, unless it exists; False when this Java cannot make one (then nothing
-    changes: the profiles run without it)."""
+    """The archive made, unless it exists; False when this Java cannot make one, or
+    LATE_DATA_CLASS_ARCHIVE is `off` (then nothing changes: the profiles run without it)."""
     if archive.is_file():
         return True
+    if os.environ.get("LATE_DATA_CLASS_ARCHIVE", "on") == "off":
+        return False
     archive.parent.mkdir(parents=True, exist_ok=True)
     # A LATE_DATA_HOME of its own: the project's embedded metastore admits one process, which may be
     # the caller's. Spark's classes come from pyspark's jars whatever the home.

@@ -319,7 +319,8 @@ def read_status(project: DbtProject, pipelines: list[Pipeline] | None = None) ->
         """
     )
     quarantines = [
-        f"select * from {pipeline.quarantine}"
+        # Each view has its versions' own columns: only these three are every pipeline's.
+        f"select source_table, quarantine_reason, quarantined_at from {pipeline.quarantine}"
         for pipeline in pipelines
         if pipeline.quarantine and pipeline.quarantine.split(".")[-1] in existing
     ]
