@@ -39,6 +39,8 @@ def make_class_archive(archive: Path, timeout_seconds: float = 600) -> bool:
         env = {
             **os.environ,
             "LATE_DATA_HOME": scratch,
+            # dbt's state of its own too: the project's partial parse stays as its runs left it.
+            "DBT_TARGET_PATH": str(Path(scratch) / "target"),
             "LATE_DATA_JVM_OPTIONS": f"-XX:ArchiveClassesAtExit={archive} -Xlog:cds=off",
         }
         process = subprocess.run(
