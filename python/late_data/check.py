@@ -49,7 +49,10 @@ def check_pipeline(project: DbtProject, pipeline: Pipeline, run_time: datetime |
     if run.at == run.latest:
         stored = project.spark.table(pipeline.result)
     elif pipeline.history is not None:
-        columns = ", ".join(["window_start", *pipeline.series_key, *(m.name for m in pipeline.measures), "is_final"])
+        bounds = ["window_end"] if pipeline.session_gap_seconds else []
+        columns = ", ".join(
+            ["window_start", *bounds, *pipeline.series_key, *(m.name for m in pipeline.measures), "is_final"]
+        )
         stored = history_as_of(project.spark, pipeline.history, run.at, columns)
     else:
         raise SetupError(f"{pipeline.name} has no history snapshot: only its last run ({run.latest}) can be checked")

@@ -337,9 +337,13 @@ def windows_of(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
     DataFrame of the model's columns, each version's arrival in ingested_at) that count as of
     `run_time` (per event, the newest version ingested by min(run_time, its window's end + its
     source's late window), if its event time falls in that window), and is_final (the pipeline's
-    largest late window has passed)."""
+    largest late window has passed). Session windows: late_data.session_oracle."""
     from pyspark.sql import functions as F
 
+    if pipeline.session_gap_seconds:
+        from late_data.session_oracle import session_windows_of
+
+        return session_windows_of(pipeline, delivered, run_time)
     size = pipeline.window_size_seconds
     late = F.lit(pipeline.late_window_seconds)
     if pipeline.source_column:
@@ -415,11 +419,13 @@ def compare_windows(expected: Any, actual: Any, pipeline: Any) -> Comparison:
         measure.name for measure in pipeline.measures if measure.kind in ("mean", "expression", "percentile", "median")
     ]
     exact = [measure.name for measure in pipeline.measures if measure.name not in approximate]
+    # A session's end comes from its events, so it is compared too.
+    bounds = ["window_end"] if pipeline.session_gap_seconds else []
     return compare(
         expected,
         actual,
         keys=["window_start", *pipeline.series_key],
-        exact_columns=[*exact, "is_final"],
+        exact_columns=[*exact, *bounds, "is_final"],
         approximate_columns=approximate,
     )
 
@@ -440,8 +446,14 @@ def expected_too_late(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
     too late for the window of the version it replaces when that window was final when it arrived
     (replaces_final_version), and for its own window when that one was (arrived_after_final,
     unless it is the same window); a version a dimension change made, either way, is
-    dimension_change_after_final. Copies of one version delivered together are one version."""
+    dimension_change_after_final. Copies of one version delivered together are one version.
+    Session windows: late_data.session_oracle."""
     from pyspark.sql import functions as F
+
+    if pipeline.session_gap_seconds:
+        from late_data.session_oracle import expected_session_too_late
+
+        return expected_session_too_late(pipeline, delivered, run_time)
 
     size, slide = pipeline.window_size_seconds, pipeline.window_slide_seconds
     late = F.lit(pipeline.late_window_seconds)

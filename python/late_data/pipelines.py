@@ -56,7 +56,7 @@ class Pipeline:
     event_key: tuple[str, ...]
     source_column: str | None
     window_size_seconds: int
-    window_slide_seconds: int  # the window size itself for tumbling windows
+    window_slide_seconds: int  # the window size itself for tumbling windows; sessions: the gap
     partition_size_seconds: int
     series_buckets: int
     late_window_seconds: int
@@ -69,6 +69,9 @@ class Pipeline:
     lateness: str | None = None  # schema.view of its lateness per source
     # Acceptance thresholds of a staged backfill: max_changed_window_share, max_partition_change, final_windows.
     publish_thresholds: dict[str, Any] = field(default_factory=dict)
+    # Session windows (docs/design.md, "Sessions"): the gap that ends one and the longest one; None for fixed windows.
+    session_gap_seconds: int | None = None
+    max_session_seconds: int | None = None
 
     @property
     def table(self) -> str:
@@ -127,6 +130,8 @@ def from_description(described: dict[str, Any]) -> Pipeline:
         digest=described["digest"],
         tie_breaker=tuple(described["tie_breaker"]),
         publish_thresholds=dict(described.get("publish_thresholds") or {}),
+        session_gap_seconds=described.get("session_gap"),
+        max_session_seconds=described.get("max_session"),
         dimensions=tuple(
             Dimension(
                 name=dimension["name"],

@@ -26,7 +26,7 @@ TIMEOUT_SECONDS = 3600
 # partition, time travel, file pruning, maintenance, cloning and restoring); the multi-run scenario
 # with the oracle after every run and the history checked against every published state; and the
 # example pipelines whose runs write what no other does (a dimension's applied rows, merged; sliding
-# windows). Left to Iceberg: what the SQL decides the same way on both (the hand-made corrections
+# windows; sessions). Left to Iceberg: what the SQL decides the same way on both (the hand-made corrections
 # and too-late rows, a correction before the horizon, the settings refused), the history compared
 # with the one the package kept before it appended (equal on Delta when the change was made; the
 # scenario here checks Delta's history every run), the error-rate pipeline's proofs (200 s more on
@@ -39,6 +39,7 @@ FORMAT_AWARE_TESTS = (
     "python/tests/test_scan_horizon.py::test_the_history_reads_and_writes_only_the_pairs_its_result_rewrote",
     "python/tests/test_example_project.py::test_revenue_by_region_follows_late_corrections_of_the_customer_dimension",
     "python/tests/test_example_project.py::test_latency_percentiles_on_sliding_windows_stay_right",
+    "python/tests/test_example_project.py::test_page_visits_merge_extend_and_split_exactly_under_late_data",
     "python/tests/test_publishing.py",
     "python/tests/test_delta.py::test_the_classes_spark_loaded_are_the_pinned_release",
 )

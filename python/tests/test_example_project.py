@@ -38,6 +38,9 @@ APP_EVENTS = "event_id string, app string, user_id string, event_time timestamp,
 REQUESTS = "event_id string, endpoint string, event_time timestamp, latency_ms double, ingested_at timestamp"
 ORDERS = "event_id string, customer_id string, event_time timestamp, amount double, ingested_at timestamp"
 CUSTOMERS = "customer_id string, region string, updated_at timestamp"
+PAGE_VIEWS = (
+    "event_id string, visitor_id string, page string, event_time timestamp, dwell_seconds double, ingested_at timestamp"
+)
 METERS = ("m1", "m2", "m3", "m4")
 
 
@@ -81,6 +84,7 @@ def example(project: DbtProject, tmp_path_factory: pytest.TempPathFactory) -> It
     spark.sql(f"create table {EXAMPLE_RAW}.requests ({REQUESTS}) using {table_format}")
     spark.sql(f"create table {EXAMPLE_RAW}.orders ({ORDERS}) using {table_format}")
     spark.sql(f"create table {EXAMPLE_RAW}.customers ({CUSTOMERS}) using {table_format}")
+    spark.sql(f"create table {EXAMPLE_RAW}.page_views ({PAGE_VIEWS}) using {table_format}")
     spark.createDataFrame(on_time_readings(), READINGS).writeTo(f"{RAW_SCHEMA}.meter_readings").append()
     os.environ["LATE_DATA_SCHEMA"] = SCHEMA
     os.environ["LATE_DATA_PROJECT_DIR"] = str(EXAMPLE)
@@ -507,6 +511,97 @@ def test_revenue_by_region_follows_late_corrections_of_the_customer_dimension(
     assert statuses == {"late_data_valid_intervals_customers_snapshot_customer_id": "fail"}
 
 
+VISITS = ORIGIN + timedelta(days=20)  # the page visits pipeline's clock
+
+
+def page_view(event: str, visitor: str | None, minute: float, arrived: float, dwell: float = 12.0) -> tuple[Any, ...]:
+    at_minute = clock(VISITS)
+    return (event, visitor, f"/p{int(minute) % 3}", at_minute(minute), dwell, at_minute(arrived))
+
+
+def visits(spark: Any, visitor: str) -> list[tuple[datetime, datetime, int]]:
+    rows = spark.sql(
+        f"select window_start, window_end, page_views from {SCHEMA}.page_visits where visitor_id = '{visitor}'"
+    ).collect()
+    return sorted((row["window_start"], row["window_end"], row["page_views"]) for row in rows)
+
+
+def test_page_visits_merge_extend_and_split_exactly_under_late_data(
+    example: DbtProject, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Sessions per visitor, a 30-minute gap, a 1-hour late window, at most 4 hours each: a late view
+    in the gap merges two sessions across a partition boundary, a view before a session extends it
+    backwards, a correction that moves the view bridging them splits the merged session again, a
+    view later than its late window is listed and changes nothing, copies count once, a bad value is
+    quarantined, and a burst longer than 4 hours is cut 4 hours after its first view. Checked
+    against the session oracle at every run, from the result and from the history."""
+    spark = example.spark
+    minute = clock(VISITS)
+    first = [
+        *(page_view(f"v1-{m}", "v1", m, m + 1) for m in (0, 10, 20, 60, 70)),
+        *(page_view(f"v2-{m}", "v2", m, m + 1) for m in (30, 40)),
+        page_view("v2-40", "v2", 40, 41),  # a copy delivered with it
+        *(page_view(f"v3-{m}", "v3", m, m + 1) for m in range(0, 320, 20)),
+    ]
+    spark.createDataFrame(first, PAGE_VIEWS).writeTo(f"{EXAMPLE_RAW}.page_views").append()
+    plain_dbt("deps")
+    runs = [minute(75) + timedelta(seconds=10)]
+    build("page_visits", runs[-1])
+    assert visits(spark, "v1") == [(minute(0), minute(50), 3), (minute(60), minute(100), 2)]
+    assert visits(spark, "v2") == [(minute(30), minute(70), 2)]
+
+    later = [
+        page_view("v1-40", "v1", 40, 80),  # in the gap: merges 0-50 and 60-100
+        page_view("v2-20", "v2", 20, 78),  # before the first: extends the session backwards
+        page_view("v2-nan", "v2", 35, 83, dwell=float("nan")),  # quarantined, counted nowhere
+    ]
+    spark.createDataFrame(later, PAGE_VIEWS).writeTo(f"{EXAMPLE_RAW}.page_views").append()
+    runs.append(minute(90) + timedelta(seconds=10))
+    build("page_visits", runs[-1])
+    assert visits(spark, "v1") == [(minute(0), minute(100), 6)]
+    assert visits(spark, "v2") == [(minute(20), minute(70), 3)]
+
+    corrections = [
+        page_view("v1-40", "v1", 150, 95),  # the bridging view happened much later: the merge splits
+        page_view("v1-25", "v1", 25, 91),  # 6 minutes after its late window
+    ]
+    spark.createDataFrame(corrections, PAGE_VIEWS).writeTo(f"{EXAMPLE_RAW}.page_views").append()
+    runs.append(minute(100) + timedelta(seconds=10))
+    build("page_visits", runs[-1])
+    assert visits(spark, "v1") == [
+        (minute(0), minute(50), 3),
+        (minute(60), minute(100), 2),
+        (minute(150), minute(180), 1),
+    ]
+    listed = spark.sql(
+        f"select event_id, too_late_reason, seconds_after_final from {SCHEMA}.page_visits__too_late"
+    ).collect()
+    assert [tuple(row) for row in listed] == [("v1-25", "arrived_after_final", 360)]
+    (quarantined,) = spark.sql(f"select event_id from {SCHEMA}.page_visits__quarantine").collect()
+    assert quarantined["event_id"] == "v2-nan"
+
+    revisions = spark.sql(
+        f"select window_start, valid_from, revision_reason from {SCHEMA}.page_visits__revisions"
+        " where visitor_id = 'v1' and revision_reason in ('merged', 'split')"
+    ).collect()
+    assert sorted(tuple(row) for row in revisions) == [
+        (minute(0), runs[1], "merged"),  # 0-50 and 60-100 became one
+        (minute(0), runs[2], "split"),
+        (minute(60), runs[2], "split"),
+    ]
+    (extended,) = spark.sql(
+        f"select revision_reason, count_change from {SCHEMA}.page_visits__revisions"
+        f" where visitor_id = 'v2' and window_start = timestamp'{format_timestamp(minute(20))}'"
+    ).collect()
+    assert tuple(extended) == ("late_data", 1)  # the session starting at 30 extended backwards
+
+    runs.append(minute(320) + timedelta(seconds=10))
+    build("page_visits", runs[-1])
+    # v3 viewed a page every 20 minutes from 0 to 300: cut 240 minutes after its first view.
+    assert visits(spark, "v3") == [(minute(0), minute(250), 12), (minute(240), minute(330), 4)]
+    check_every_run(example, monkeypatch, capsys, "page_visits", runs)
+
+
 @pytest.mark.spark
 def test_the_example_project_parses_without_a_deprecation_warning() -> None:
     """What the docs tell a user to write (the example's yml: generic tests with their arguments
@@ -529,7 +624,7 @@ def test_the_example_pipeline_is_one_model_and_one_yml_entry() -> None:
     """What a pipeline costs a user: its model and its yml (the project's one-time setup aside)."""
     models = EXAMPLE / "models"
     pipelines = {path.stem for path in models.glob("*.sql")}
-    assert pipelines == {"meter_usage", "daily_active_users", "request_latency", "revenue_by_region"}
+    assert pipelines == {"meter_usage", "daily_active_users", "request_latency", "revenue_by_region", "page_visits"}
     assert sorted(path.name for path in models.iterdir()) == sorted(
         f"{name}{suffix}" for name in pipelines for suffix in (".sql", ".yml")
     )
@@ -556,6 +651,13 @@ def test_the_example_pipeline_is_one_model_and_one_yml_entry() -> None:
             "window_slide_seconds: 70",
             "run-operation",
             "meta.late_data.window_slide_seconds of model request_latency=70 must divide window_size_seconds=300",
+        ),
+        (
+            "page_visits",
+            "session_gap_seconds: 1800",
+            "session_gap_seconds: 1800\n          window_size_seconds: 300",
+            "run-operation",
+            "meta.late_data of model page_visits: session_gap_seconds and window_size_seconds cannot be set together",
         ),
         (
             "daily_active_users",

@@ -30,10 +30,10 @@
 {% macro history_columns(pipeline) %}
     {#- The columns a history version takes from its pipeline's result, after its window_key: the
         result's columns but the bookkeeping of its writes (written_at, the digest, the sums a
-        mean divides). -#}
+        mean divides, a session's burst_start). -#}
     {%- set columns = ['window_key'] -%}
     {%- for name, type in late_data.known_columns(late_data.pipeline_relation(pipeline))
-        if name not in ['written_at', pipeline.digest] + late_data.hidden_sums(pipeline) -%}
+        if name not in ['written_at', 'burst_start', pipeline.digest] + late_data.hidden_sums(pipeline) -%}
         {%- do columns.append(name) -%}
     {%- endfor -%}
     {{- return(columns) -}}

@@ -27,6 +27,9 @@
     {%- set key_columns = late_data.key_columns(pipeline) -%}
     {%- set count_column = count_column or pipeline.count_column -%}
     {%- set value_column = value_column or (pipeline.measures | rejectattr('kind', 'equalto', 'count') | map(attribute='name') | first) or count_column %}
+    {%- if pipeline.session_gap -%}
+        {{- return(late_data.session_revisions(history, pipeline, count_column, value_column)) -}}
+    {%- endif %}
     with
 
     {{ late_data.revision_runs(pipeline) }}
@@ -47,6 +50,98 @@
     )
 
     select
+        {{- late_data.revision_columns(key_columns, count_column, value_column, 'numbered') }}
+        {{ late_data.revision_reason(pipeline, count_column, value_column) }} as revision_reason
+    from numbered
+    left join run_kinds on numbered.invocation_id = run_kinds.invocation_id
+    {%- if pipeline.dimensions %}
+    left join dimension_changes
+        on numbered.invocation_id = dimension_changes.invocation_id and numbered.window_key = dimension_changes.window_key
+    {%- endif %}
+{%- endmacro %}
+
+
+{% macro session_revisions(history, pipeline, count_column, value_column) %}
+    {#- late_data.window_revisions of a session pipeline: a session's identity (its start) can change
+        from one run to the next, so a version is compared with its predecessors: the versions of
+        its series that the run publishing it closed and whose events overlap its own (first to
+        last event). Two or more predecessors: `merged` (a late event joined sessions; the others
+        are gone from that run on). A predecessor that the run replaced by two or more sessions:
+        `split` (a correction moved the event that joined them). One predecessor: the reasons of
+        fixed windows against it (late_data, correction, finalized), a session extended backwards
+        included; none: initial. -#}
+    {%- set key_columns = late_data.key_columns(pipeline) -%}
+    {%- set series = pipeline.series_key -%}
+    with
+
+    {{ late_data.revision_runs(pipeline) }}
+
+    numbered as (
+
+        select
+            *,
+            row_number() over (partition by window_key order by dbt_valid_from) as version_number
+        from {{ history }}
+
+    ),
+
+    successions as (
+
+        select
+            now.dbt_scd_id,
+            then.dbt_scd_id as predecessor_id,
+            then.{{ count_column }} as predecessor_count,
+            then.{{ value_column }} as predecessor_value
+        from numbered as now
+        inner join numbered as then
+            on then.dbt_valid_to = now.dbt_valid_from
+            {%- for column in series %}
+            and then.{{ column }} = now.{{ column }}
+            {%- endfor %}
+            and then.window_start <= {{ late_data.add_seconds('now.window_end', -pipeline.session_gap) }}
+            and now.window_start <= {{ late_data.add_seconds('then.window_end', -pipeline.session_gap) }}
+
+    ),
+
+    predecessors as (
+
+        select
+            dbt_scd_id,
+            count(*) as predecessor_versions,
+            sum(predecessor_count) as previous_count,
+            if(count(*) = 1, first(predecessor_value), null) as previous_value,
+            max(successor_versions) as most_successors
+        from successions
+        inner join (
+            select predecessor_id, count(*) as successor_versions from successions group by predecessor_id
+        ) as successors using (predecessor_id)
+        group by dbt_scd_id
+
+    )
+
+    select
+        {{- late_data.revision_columns(key_columns, count_column, value_column, 'predecessors') }}
+        numbered.window_end,
+        case
+            when predecessors.dbt_scd_id is null then 'initial'
+            when run_kinds.run_kind = 'backfill' then 'backfill'
+            when predecessors.predecessor_versions > 1 then 'merged'
+            when predecessors.most_successors > 1 then 'split'
+            when numbered.{{ count_column }} < predecessors.previous_count then 'correction'
+            when numbered.{{ count_column }} > predecessors.previous_count then 'late_data'
+            when not numbered.{{ value_column }} <=> predecessors.previous_value then 'correction'
+            else 'finalized'
+        end as revision_reason
+    from numbered
+    left join predecessors on numbered.dbt_scd_id = predecessors.dbt_scd_id
+    left join run_kinds on numbered.invocation_id = run_kinds.invocation_id
+{%- endmacro %}
+
+
+{% macro revision_columns(key_columns, count_column, value_column, previous) %}
+    {#- The select list of a revisions view up to its reason (each column followed by a comma): a
+        numbered version (CTE numbered) with its change from the previous_value and previous_count
+        that the relation `previous` holds. #}
         {%- for key in key_columns %}
         numbered.{{ key }},
         {%- endfor %}
@@ -56,17 +151,10 @@
         numbered.is_final,
         numbered.dbt_valid_from as valid_from,
         numbered.dbt_valid_to as valid_to,
-        numbered.{{ value_column }} - numbered.previous_value as value_change,
-        100 * (numbered.{{ value_column }} - numbered.previous_value)
-        / nullif(abs(numbered.previous_value), 0) as value_change_percent,
-        numbered.{{ count_column }} - numbered.previous_count as count_change,
-        {{ late_data.revision_reason(pipeline, count_column, value_column) }} as revision_reason
-    from numbered
-    left join run_kinds on numbered.invocation_id = run_kinds.invocation_id
-    {%- if pipeline.dimensions %}
-    left join dimension_changes
-        on numbered.invocation_id = dimension_changes.invocation_id and numbered.window_key = dimension_changes.window_key
-    {%- endif %}
+        numbered.{{ value_column }} - {{ previous }}.previous_value as value_change,
+        100 * (numbered.{{ value_column }} - {{ previous }}.previous_value)
+        / nullif(abs({{ previous }}.previous_value), 0) as value_change_percent,
+        numbered.{{ count_column }} - {{ previous }}.previous_count as count_change,
 {%- endmacro %}
 
 

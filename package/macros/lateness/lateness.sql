@@ -18,7 +18,8 @@
             {{ late_data.text_key(pipeline.series_key) }} as series_key,
             event_time,
             ingested_at,
-            {{ late_data.add_seconds(late_data.time_bucket('event_time', pipeline.window_slide), pipeline.window_slide) }} as window_end,
+            {#- A session version's own moment is its event time (late_data.windowed). #}
+            {{ 'event_time' if pipeline.session_gap else late_data.add_seconds(late_data.time_bucket('event_time', pipeline.window_slide), pipeline.window_slide) }} as window_end,
             {{ late_data.source_late_window(pipeline) if pipeline.source_column else pipeline.late_window }} as late_window_seconds
         from (
             -- Copies of one version (an older versions table may hold them) are one arrival.

@@ -16,6 +16,7 @@
         ) -%}
     {%- endif -%}
     {%- set window_size, window_slide, partition_size = late_data.pipeline_sizes(node, meta) -%}
+    {%- set session_gap, max_session = late_data.pipeline_sessions(node, meta) -%}
     {%- set measures = late_data.parse_measures(node, meta.get('measures')) -%}
     {%- set series_key = late_data.identifier_list(meta.get('series_key'), named ~ ': series_key') -%}
     {%- set inputs = [] -%}
@@ -36,8 +37,10 @@
         'series_key': series_key,
         'event_key': late_data.identifier_list(meta.get('event_key', 'event_id'), named ~ ': event_key'),
         'source_column': late_data.plain_identifier(named ~ ': source_column', source_column) if source_column else none,
-        'window_size': window_size,
-        'window_slide': window_slide,
+        'window_size': session_gap or window_size,
+        'window_slide': session_gap or window_slide,
+        'session_gap': session_gap,
+        'max_session': max_session,
         'partition_size': partition_size,
         'series_buckets': late_data.pipeline_number(node, meta, 'series_buckets', 1),
         'late_window': late_windows.values() | max,
@@ -67,6 +70,10 @@
             "meta.late_data of model " ~ node.name ~ ": unknown setting " ~ key ~ " (known: " ~ late_data.pipeline_keys() | join(', ') ~ ")"
         ) -%}
     {%- endfor -%}
+    {%- if 'session_gap_seconds' in meta -%}
+        {#- Session windows: their bounds come from the data (late_data.pipeline_sessions). -#}
+        {{- return((none, none, late_data.pipeline_number(node, meta, 'partition_size_seconds', 1))) -}}
+    {%- endif -%}
     {%- set window_size = late_data.pipeline_number(node, meta, 'window_size_seconds', 1) -%}
     {%- set window_slide = late_data.whole_number(meta.get('window_slide_seconds', window_size), 'meta.late_data.window_slide_seconds of model ' ~ node.name, 1) -%}
     {%- set partition_size = late_data.pipeline_number(node, meta, 'partition_size_seconds', 1) -%}
@@ -87,10 +94,38 @@
 {% endmacro %}
 
 
+{% macro pipeline_sessions(node, meta) %}
+    {#- (session gap, maximum session length) of a pipeline, both none unless it sets
+        session_gap_seconds: then its windows are sessions (docs/your-own-pipeline.md, "Sessions"),
+        which window_size_seconds and window_slide_seconds cannot be set beside. -#}
+    {%- if 'session_gap_seconds' not in meta -%}
+        {%- if 'max_session_seconds' in meta -%}
+            {%- do exceptions.raise_compiler_error(
+                "meta.late_data.max_session_seconds of model " ~ node.name ~ " needs session_gap_seconds: it cuts session windows"
+            ) -%}
+        {%- endif -%}
+        {{- return((none, none)) -}}
+    {%- endif -%}
+    {%- set clashing = ['window_size_seconds', 'window_slide_seconds'] | select('in', meta) | list -%}
+    {%- if clashing -%}
+        {%- do exceptions.raise_compiler_error(
+            "meta.late_data of model " ~ node.name ~ ": session_gap_seconds and " ~ clashing | join(' and ')
+            ~ " cannot be set together: a session's bounds come from its events, not from a window size"
+        ) -%}
+    {%- endif -%}
+    {%- set gap = late_data.whole_number(meta['session_gap_seconds'], 'meta.late_data.session_gap_seconds of model ' ~ node.name, 1) -%}
+    {%- set longest = none -%}
+    {%- if meta.get('max_session_seconds') is not none -%}
+        {%- set longest = late_data.whole_number(meta['max_session_seconds'], 'meta.late_data.max_session_seconds of model ' ~ node.name, 1) -%}
+    {%- endif -%}
+    {{- return((gap, longest)) -}}
+{% endmacro %}
+
+
 {% macro pipeline_keys() %}
     {{- return([
         'series_key', 'event_key', 'source_column', 'measures', 'digest', 'tie_breaker',
-        'window_size_seconds', 'window_slide_seconds', 'late_window_seconds', 'late_window_seconds_by_source', 'partition_size_seconds',
+        'window_size_seconds', 'window_slide_seconds', 'session_gap_seconds', 'max_session_seconds', 'late_window_seconds', 'late_window_seconds_by_source', 'partition_size_seconds',
         'series_buckets', 'versions_table', 'too_late_table', 'quarantine_view', 'revisions_view', 'lateness_view', 'dimensions',
         'publish_thresholds',
     ]) -}}

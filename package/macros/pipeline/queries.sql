@@ -58,10 +58,18 @@
 
     select
         window_start,
+        {%- if pipeline.session_gap %}
+        {{ late_data.add_seconds('final_at', -pipeline.late_window) }} as window_end,
+        {%- else %}
         {{ late_data.add_seconds('window_start', pipeline.window_size) }} as window_end,
+        {%- endif %}
         {%- for column in pipeline.series_key %}
         {{ column }},
         {%- endfor %}
+        {%- if pipeline.session_gap %}
+        -- From the session's first event to its last.
+        (unix_micros(final_at) - unix_micros(window_start)) / 1000000 - {{ pipeline.late_window + pipeline.session_gap }} as session_seconds,
+        {%- endif %}
         {%- for measure in pipeline.measures %}
         {{ '(' ~ measure.expression ~ ') as ' if measure.kind == 'expression' }}{{ measure.name }},
         {%- endfor %}
@@ -71,6 +79,9 @@
         {{ name }},
         {%- endfor %}
         {{ pipeline.digest }},
+        {%- if pipeline.session_gap %}
+        burst_start,
+        {%- endif %}
         computed_at,
         invocation_id,
         written_at,

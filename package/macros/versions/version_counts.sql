@@ -174,7 +174,12 @@
         {%- if late_data.backfill() -%}
             {%- set mode = {'mode': 'recompute', 'previous_run_time': none, 'repairs': false} -%}
         {%- elif previous_run_time is none or late_data.reconcile() -%}
-            {%- set mode = {'mode': 'recompute', 'previous_run_time': previous_run_time, 'repairs': previous_run_time is not none} -%}
+            {#- A session pipeline's scheduled run recomputes too: there is nothing to repair. -#}
+            {%- set mode = {'mode': 'recompute', 'previous_run_time': previous_run_time, 'repairs': previous_run_time is not none and not pipeline.session_gap} -%}
+        {%- elif pipeline.session_gap -%}
+            {#- Sessions are recomputed from the versions of every session that can still change
+                (late_data.checked_range_after), and compared with what is stored. -#}
+            {%- set mode = {'mode': 'recompute', 'previous_run_time': previous_run_time, 'repairs': false} -%}
         {%- else -%}
             {%- set mode = {'mode': 'delta', 'previous_run_time': previous_run_time, 'repairs': false} -%}
         {%- endif -%}
@@ -342,6 +347,15 @@
     {%- set scheduled_from = late_data.floor_to(
         since - late_data.seconds(pipeline.late_window + pipeline.window_size), pipeline.partition_size) -%}
     {%- set backfill = late_data.backfill() -%}
+    {%- if pipeline.session_gap -%}
+        {%- if backfill is not none -%}
+            {%- do exceptions.raise_compiler_error(
+                "a backfill of " ~ pipeline.alias ~ " is not supported yet: its windows are sessions; rebuild it with"
+                ~ " --full-refresh (var include_too_late does not apply to sessions yet)"
+            ) -%}
+        {%- endif -%}
+        {{- return(late_data.session_range(pipeline, since)) -}}
+    {%- endif -%}
     {%- if backfill is none -%}
         {{- return({'lower': scheduled_from, 'upper': none}) -}}
     {%- endif -%}
@@ -364,6 +378,32 @@
         ) -%}
     {%- endif -%}
     {{- return({'lower': late_data.floor_to(backfill['from'], pipeline.partition_size), 'upper': upper}) -}}
+{% endmacro %}
+
+
+{% macro session_range(pipeline, since) %}
+    {#- The range a session pipeline's run recomputes, given the run time its stored sessions
+        reflect (`since`): {'lower': the partition it reads and compares from, 'upper': none,
+        'sessions_from': a moment before which no session can change}. Every version that can
+        change a session since then has an event time after since - late window - write delay
+        (late_data.windowed), so a session ending (last event + gap) at or before sessions_from =
+        that minus the gap is as stored. The versions are read from the first event (burst_start)
+        of every stored session ending later: a burst cut by max_session_seconds is cut again from
+        its first event. One small query over the stored sessions. -#}
+    {%- set cache = late_data.invocation_state().setdefault('session_ranges', {}) -%}
+    {%- if pipeline.unique_id in cache -%}{{ return(cache[pipeline.unique_id]) }}{%- endif -%}
+    {%- set sessions_from = since - late_data.seconds(pipeline.late_window + pipeline.session_gap + late_data.write_delay_seconds()) -%}
+    {%- set lower = sessions_from -%}
+    {%- set result = late_data.pipeline_relation(pipeline) -%}
+    {%- if execute and not late_data.explain() and late_data.relation_exists(result) -%}
+        {%- set earliest = run_query(
+            'select min(burst_start) from ' ~ result ~ ' where window_end > ' ~ late_data.timestamp_literal(sessions_from)
+        ).columns[0].values()[0] -%}
+        {%- if earliest is not none and earliest < lower -%}{%- set lower = earliest -%}{%- endif -%}
+    {%- endif -%}
+    {%- set checked = {'lower': late_data.floor_to(lower, pipeline.partition_size), 'upper': none, 'sessions_from': sessions_from} -%}
+    {%- do cache.update({pipeline.unique_id: checked}) -%}
+    {{- return(checked) -}}
 {% endmacro %}
 
 

@@ -14,6 +14,14 @@
     {%- set change = plan.counted_run_time is not none -%}
     {%- set window_columns = ['window_start'] + pipeline.series_key -%}
     {%- set group_columns = window_columns + ['final_at', 'partition_start', 'series_bucket'] -%}
+    {%- set grouped = group_columns -%}
+    {%- if pipeline.session_gap -%}
+        {#- Sessions: the versions that count, each in its session (late_data.sessionized). -#}
+        {%- set version_counts = '(' ~ late_data.sessionized(version_counts, pipeline) ~ ') as sessionized' -%}
+        {%- set grouped = ['session_start'] + pipeline.series_key + ['session_final_at', 'session_partition_start', 'series_bucket', 'burst_start'] -%}
+        {%- set group_columns = ['session_start as window_start'] + pipeline.series_key
+            + ['session_final_at as final_at', 'session_partition_start as partition_start', 'series_bucket', 'burst_start'] -%}
+    {%- endif -%}
     {%- set columns, distincts = late_data.checksum_columns(aggregates, fresh, change) -%}
     {%- if change and pipeline.dimensions -%}
         {%- do columns.append('max(counts_now != counted_before and dimension_changed) as changed_by_dimension') -%}
@@ -27,7 +35,7 @@
         {{ (group_columns + columns) | join(',\n        ') }}
     from {{ version_counts }}
     where counts_now or counted_before
-    group by {{ group_columns | join(', ') }}
+    group by {{ grouped | join(', ') }}
     {%- if distincts %}
 
     )
@@ -50,6 +58,56 @@
     left join {{ name }}__changes using ({{ window_columns | join(', ') }})
     {%- endfor %}
     {%- endif %}
+{%- endmacro %}
+
+
+{% macro sessionized(version_counts, pipeline) %}
+    {#- A select of the versions of `version_counts` that count now, each with the session it lies
+        in (docs/design.md, "Sessions"), as the columns late_data.window_checksums groups by:
+        per series key, ordered by event time, an event more than session_gap_seconds after the
+        one before it starts a burst; with max_session_seconds, a burst starting at burst_start is
+        cut every max_session_seconds after it. A session starts at its first event
+        (window_start), ends at its last event + the gap, is final a late window after its end,
+        and lies in the partition of its start. -#}
+    {%- set series = pipeline.series_key | join(', ') -%}
+    {%- set order = (['event_time'] + pipeline.event_key + ['ingested_at']) | join(', ') %}
+    select
+        *,
+        {{ late_data.add_seconds('session_end', pipeline.late_window) }} as session_final_at,
+        {{ late_data.time_bucket('session_start', pipeline.partition_size) }} as session_partition_start
+    from (
+        select
+            *,
+            min(event_time) over session_events as session_start,
+            {{ late_data.add_seconds('max(event_time) over session_events', pipeline.session_gap) }} as session_end
+        from (
+            select
+                *,
+                min(event_time) over (partition by {{ series }}, burst_number) as burst_start
+            from (
+                select
+                    *,
+                    sum(cast(starts_burst as int)) over (partition by {{ series }} order by {{ order }} rows unbounded preceding) as burst_number
+                from (
+                    select
+                        *,
+                        coalesce(
+                            unix_micros(event_time) - lag(unix_micros(event_time)) over (partition by {{ series }} order by {{ order }})
+                                > {{ pipeline.session_gap }} * 1000000,
+                            true
+                        ) as starts_burst
+                    from {{ version_counts }}
+                    where counts_now
+                )
+            )
+        )
+        window session_events as (
+            partition by {{ series }}, burst_number
+            {%- if pipeline.max_session %},
+                floor((unix_micros(event_time) - unix_micros(burst_start)) / {{ pipeline.max_session * 1000000 }})
+            {%- endif %}
+        )
+    )
 {%- endmacro %}
 
 

@@ -186,6 +186,18 @@
         select *
         from {{ window_checksums }}
         where {{ late_data.range_predicate(checked) }}
+        {%- if pipeline.session_gap %}
+            -- A session ending by sessions_from is as stored; what was read of it may be partial.
+            and final_at > {{ late_data.timestamp_literal(checked.sessions_from + late_data.seconds(pipeline.late_window)) }}
+
+        union all
+
+        select
+            {{ (key_columns + ['final_at', 'partition_start', 'series_bucket', 'burst_start'] + aggregates.checksums.keys() | list + aggregates.recomputed.keys() | list) | join(', ') }}
+        from {{ result }}
+        where {{ late_data.range_predicate(checked) }}
+            and final_at <= {{ late_data.timestamp_literal(checked.sessions_from + late_data.seconds(pipeline.late_window)) }}
+        {%- endif %}
 
     ),
 
@@ -203,6 +215,11 @@
             {{- late_data.window_identity(key_columns, 'fresh') }}
             {{- late_data.fresh_columns(aggregates, repairs) }}
             {{- late_data.stored_columns(aggregates) }}
+            {%- if pipeline.session_gap %},
+            fresh.burst_start,
+            stored.final_at as stored_final_at,
+            stored.burst_start as stored_burst_start
+            {%- endif %}
         from stored_windows as stored
         full outer join fresh_windows as fresh
             on {{ late_data.same_keys(key_columns, 'fresh') }}
@@ -214,7 +231,8 @@
 
         select
             *,
-            max(not {{ late_data.same_aggregates(aggregates) }})
+            max(not {{ late_data.same_aggregates(aggregates) }}
+                {%- if pipeline.session_gap %} or not (final_at <=> stored_final_at and burst_start <=> stored_burst_start){% endif %})
                 over (partition by partition_start, series_bucket) as is_partition_changed
         from compared_windows
 
@@ -308,7 +326,7 @@
     {%- set published = {'checksums': {}, 'recomputed': aggregates.recomputed} -%}
     {%- for name, spec in aggregates.checksums.items() if spec.published -%}{%- do published.checksums.update({name: spec}) -%}{%- endfor %}
     select
-        {%- for column in key_columns + ['final_at', 'partition_start', 'series_bucket'] %}
+        {%- for column in key_columns + ['final_at', 'partition_start', 'series_bucket'] + (['burst_start'] if pipeline.session_gap else []) %}
         {{ column }},
         {%- endfor %}
         if(
@@ -344,6 +362,11 @@
                 when {{ count_column }} = 0 then 'vanished'
                 when stored_{{ count_column }} is null then 'published'
                 when not {{ late_data.same_aggregates(published) }} then 'published'
+                {%- if pipeline.session_gap %}
+                -- A session whose end moved with the same numbers (a correction moved its last event).
+                when not final_at <=> stored_final_at then 'published'
+                when not burst_start <=> stored_burst_start then 'checksum'
+                {%- endif %}
                 when not {{ late_data.same_aggregates(aggregates, status=false) }} then 'checksum'
                 else 'unchanged'
             end as window_change
@@ -368,9 +391,9 @@
 {% macro window_identity(key_columns, other) %}
     {#- The select list's first columns in a full outer join of `stored` windows with `other`:
         each window's keys, final_at and partition (time partition and series bucket), from
-        whichever side has the window. -#}
+        `other` where it has the window (a session's end can move), else from what is stored. -#}
     {%- for column in key_columns + ['final_at', 'partition_start', 'series_bucket'] %}
-            coalesce(stored.{{ column }}, {{ other }}.{{ column }}) as {{ column }},
+            coalesce({{ other }}.{{ column }}, stored.{{ column }}) as {{ column }},
     {%- endfor %}
 {%- endmacro %}
 

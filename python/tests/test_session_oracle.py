@@ -1,0 +1,129 @@
+"""The sessions' contract on a few rows (python/late_data/session_oracle.py): what a late event
+merges, extends or is too late for, what a correction splits, how a long burst is cut. No Spark:
+the oracle is plain Python, so these cases cost milliseconds."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from late_data.session_oracle import (
+    ARRIVED_AFTER_FINAL,
+    REPLACES_FINAL_VERSION,
+    SessionVersion,
+    sessions_of,
+)
+
+T0 = datetime(2026, 6, 1, 12, 0, 0)
+GAP = 30 * 60
+LATE = 3600
+
+
+def at(minutes: float) -> datetime:
+    return T0 + timedelta(minutes=minutes)
+
+
+def version(event: str, minutes: float, arrived: float, visitor: str = "v1") -> SessionVersion:
+    return SessionVersion(
+        event=(event,),
+        series=(visitor,),
+        event_time=at(minutes),
+        ingested_at=at(arrived),
+        chain_key=(at(arrived), at(minutes), visitor),
+    )
+
+
+def bounds(versions: list[SessionVersion], run_minutes: float, max_session_seconds: int | None = None):
+    sessions, too_late = sessions_of(versions, at(run_minutes), GAP, LATE, max_session_seconds)
+    shown = sorted((s.series[0], s.start, s.end, len(s.events)) for s in sessions)
+    return shown, too_late
+
+
+def test_a_late_event_in_the_gap_merges_two_sessions() -> None:
+    views = [version("a", 0, 1), version("b", 10, 11), version("c", 60, 61), version("d", 70, 71)]
+    before, _ = bounds(views, 80)
+    assert before == [("v1", at(0), at(40), 2), ("v1", at(60), at(100), 2)]
+    after, too_late = bounds([*views, version("late", 35, 85)], 90)
+    assert after == [("v1", at(0), at(100), 5)]
+    assert too_late == []
+
+
+def test_an_event_before_the_first_extends_the_session_backwards() -> None:
+    views = [version("a", 60, 61), version("b", 70, 71)]
+    after, _ = bounds([*views, version("early", 40, 80)], 90)
+    assert after == [("v1", at(40), at(100), 3)]
+
+
+def test_a_correction_moving_the_bridging_event_splits_the_session() -> None:
+    views = [version("a", 0, 1), version("bridge", 25, 26), version("c", 50, 51)]
+    before, _ = bounds(views, 60)
+    assert before == [("v1", at(0), at(80), 3)]
+    moved = version("bridge", 200, 65)  # the same event, corrected: it happened much later
+    after, _ = bounds([*views, moved], 70)
+    assert after == [("v1", at(0), at(30), 1), ("v1", at(50), at(80), 1), ("v1", at(200), at(230), 1)]
+
+
+def test_a_correction_moving_an_event_to_another_series_shrinks_its_old_session() -> None:
+    views = [version("a", 0, 1), version("b", 10, 11)]
+    moved = version("b", 10, 20, visitor="v2")
+    after, _ = bounds([*views, moved], 30)
+    assert after == [("v1", at(0), at(30), 1), ("v2", at(10), at(40), 1)]
+
+
+def test_an_event_later_than_its_late_window_is_too_late_and_changes_nothing() -> None:
+    views = [version("a", 0, 1), version("b", 10, 11)]
+    late = version("late", 20, 20 + 61)  # one minute after its event time's late window
+    after, too_late = bounds([*views, late], 90)
+    assert after == [("v1", at(0), at(40), 2)]
+    assert [(t.version.event, t.reason, t.seconds_after_final) for t in too_late] == [
+        (("late",), ARRIVED_AFTER_FINAL, 60)
+    ]
+
+
+def test_a_correction_after_the_replaced_version_became_final_leaves_it_counting() -> None:
+    views = [version("a", 0, 1), version("b", 10, 11)]
+    correction = version("b", 50, 75)  # in time for its own event time, not for the version it replaces
+    after, too_late = bounds([*views, correction], 80)
+    # As with fixed windows: the old version stays in its final moment's session, the new one counts in its own.
+    assert after == [("v1", at(0), at(40), 2), ("v1", at(50), at(80), 1)]
+    assert [(t.reason, t.seconds_after_final, t.missed_moment) for t in too_late] == [
+        (REPLACES_FINAL_VERSION, 5 * 60, at(10))
+    ]
+
+
+def test_a_correction_too_late_for_both_moments_has_two_entries() -> None:
+    views = [version("a", 0, 1), version("b", 10, 11)]
+    correction = version("b", 5, 90)
+    after, too_late = bounds([*views, correction], 95)
+    assert after == [("v1", at(0), at(40), 2)]
+    assert sorted((t.reason, t.seconds_after_final, t.missed_moment) for t in too_late) == [
+        (ARRIVED_AFTER_FINAL, 25 * 60, at(5)),
+        (REPLACES_FINAL_VERSION, 20 * 60, at(10)),
+    ]
+
+
+def test_copies_delivered_together_count_once() -> None:
+    views = [version("a", 0, 1), version("a", 0, 1), version("b", 10, 11)]
+    after, _ = bounds(views, 20)
+    assert after == [("v1", at(0), at(40), 2)]
+
+
+def test_a_long_burst_is_cut_at_multiples_of_the_maximum_after_its_first_event() -> None:
+    views = [version(str(minute), minute, minute + 1) for minute in range(0, 100, 20)]  # 0, 20, ... 80
+    after, _ = bounds(views, 101, max_session_seconds=45 * 60)
+    # Cuts at 45 and 90 minutes after the burst's first event.
+    assert after == [("v1", at(0), at(70), 3), ("v1", at(60), at(110), 2)]
+    # An event before the first moves every cut: 35, 80 and 125 minutes after it.
+    extended, _ = bounds([*views, version("early", -10, 30)], 102, max_session_seconds=45 * 60)
+    assert extended == [("v1", at(-10), at(50), 3), ("v1", at(40), at(90), 2), ("v1", at(80), at(110), 1)]
+
+
+def test_a_session_is_final_once_its_end_and_the_late_window_have_passed() -> None:
+    views = [version("a", 0, 1), version("b", 10, 11)]
+    sessions, _ = sessions_of(views, at(101), GAP, LATE)
+    (session,) = sessions
+    assert session.final_at(LATE) == at(40 + 60)
+    # The last version that could still count and touch it: an event at its end, arriving a late
+    # window later, which is the session's final moment.
+    touching = version("edge", 40, 100)
+    touched, too_late = sessions_of([*views, touching], at(101), GAP, LATE)
+    assert [len(s.events) for s in touched] == [3] and too_late == []
