@@ -211,11 +211,11 @@ with
     compared_windows as (
 
         select
-            coalesce(stored.window_start, fresh.window_start) as window_start,
-            coalesce(stored.page, fresh.page) as page,
-            coalesce(stored.final_at, fresh.final_at) as final_at,
-            coalesce(stored.partition_start, fresh.partition_start) as partition_start,
-            coalesce(stored.series_bucket, fresh.series_bucket) as series_bucket,
+            coalesce(fresh.window_start, stored.window_start) as window_start,
+            coalesce(fresh.page, stored.page) as page,
+            coalesce(fresh.final_at, stored.final_at) as final_at,
+            coalesce(fresh.partition_start, stored.partition_start) as partition_start,
+            coalesce(fresh.series_bucket, stored.series_bucket) as series_bucket,
             cast(coalesce(fresh.error_count, 0) as bigint) as error_count,
             cast(coalesce(fresh.view_count, 0) as bigint) as view_count,
             cast(coalesce(fresh.counted_rows, 0) as bigint) as counted_rows,
@@ -255,12 +255,6 @@ with
     ))
                 over (partition by partition_start, series_bucket) as is_partition_changed
         from compared_windows
-
-    ),
-
-    updated_windows as (
-
-        select * from compared_partitions where is_partition_changed
 
     )
 
@@ -313,7 +307,7 @@ with
     ) then 'checksum'
                 else 'unchanged'
             end as window_change
-        from updated_windows
+        from (select * from compared_partitions where is_partition_changed)
     )
 
     ),
@@ -514,11 +508,11 @@ with
     compared_windows as (
 
         select
-            coalesce(stored.window_start, fresh.window_start) as window_start,
-            coalesce(stored.location, fresh.location) as location,
-            coalesce(stored.final_at, fresh.final_at) as final_at,
-            coalesce(stored.partition_start, fresh.partition_start) as partition_start,
-            coalesce(stored.series_bucket, fresh.series_bucket) as series_bucket,
+            coalesce(fresh.window_start, stored.window_start) as window_start,
+            coalesce(fresh.location, stored.location) as location,
+            coalesce(fresh.final_at, stored.final_at) as final_at,
+            coalesce(fresh.partition_start, stored.partition_start) as partition_start,
+            coalesce(fresh.series_bucket, stored.series_bucket) as series_bucket,
             cast(coalesce(fresh.reading_count, 0) as bigint) as reading_count,
             cast(coalesce(fresh.value_sum, 0) as decimal(38, 9)) as value_sum,
             cast(coalesce(fresh.readings_digest, 0) as decimal(38, 0)) as readings_digest,
@@ -554,12 +548,6 @@ with
     ))
                 over (partition by partition_start, series_bucket) as is_partition_changed
         from compared_windows
-
-    ),
-
-    updated_windows as (
-
-        select * from compared_partitions where is_partition_changed
 
     )
 
@@ -609,7 +597,7 @@ with
     ) then 'checksum'
                 else 'unchanged'
             end as window_change
-        from updated_windows
+        from (select * from compared_partitions where is_partition_changed)
     )
 
     ),

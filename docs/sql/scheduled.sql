@@ -227,11 +227,11 @@ with
 
         
     select
-            coalesce(stored.window_start, changes.window_start) as window_start,
-            coalesce(stored.page, changes.page) as page,
-            coalesce(stored.final_at, changes.final_at) as final_at,
-            coalesce(stored.partition_start, changes.partition_start) as partition_start,
-            coalesce(stored.series_bucket, changes.series_bucket) as series_bucket,
+            coalesce(changes.window_start, stored.window_start) as window_start,
+            coalesce(changes.page, stored.page) as page,
+            coalesce(changes.final_at, stored.final_at) as final_at,
+            coalesce(changes.partition_start, stored.partition_start) as partition_start,
+            coalesce(changes.series_bucket, stored.series_bucket) as series_bucket,
         cast(coalesce(stored.error_count, 0) as bigint) + cast(coalesce(changes.error_count__change, 0) as bigint) as error_count,
         cast(coalesce(stored.view_count, 0) as bigint) + cast(coalesce(changes.view_count__change, 0) as bigint) as view_count,
         cast(coalesce(stored.counted_rows, 0) as bigint) + cast(coalesce(changes.counted_rows__change, 0) as bigint) as counted_rows,
@@ -530,11 +530,11 @@ with
 
         
     select
-            coalesce(stored.window_start, changes.window_start) as window_start,
-            coalesce(stored.location, changes.location) as location,
-            coalesce(stored.final_at, changes.final_at) as final_at,
-            coalesce(stored.partition_start, changes.partition_start) as partition_start,
-            coalesce(stored.series_bucket, changes.series_bucket) as series_bucket,
+            coalesce(changes.window_start, stored.window_start) as window_start,
+            coalesce(changes.location, stored.location) as location,
+            coalesce(changes.final_at, stored.final_at) as final_at,
+            coalesce(changes.partition_start, stored.partition_start) as partition_start,
+            coalesce(changes.series_bucket, stored.series_bucket) as series_bucket,
         cast(coalesce(stored.reading_count, 0) as bigint) + cast(coalesce(changes.reading_count__change, 0) as bigint) as reading_count,
         cast(coalesce(stored.value_sum, 0) as decimal(37, 9)) + cast(coalesce(changes.value_sum__change, 0) as decimal(37, 9)) as value_sum,
         cast(coalesce(stored.readings_digest, 0) as decimal(37, 0)) + cast(coalesce(changes.readings_digest__change, 0) as decimal(37, 0)) as readings_digest,

@@ -18,6 +18,7 @@ The contract (docs/design.md, "Sessions"):
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -207,10 +208,14 @@ def measure_value(kind: str, values: Sequence[Any], p: float | None = None) -> A
 def _session_versions(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
     """An RDD of SessionVersion: the countable versions of `delivered` arrived by `run_time`, each
     input column of a sum over fractional values as the exact decimal the sums add."""
+    from pyspark import cloudpickle
     from pyspark.sql import functions as F
 
     from late_data.oracle import INTEGER_TYPES, countable
 
+    # Spark's Python workers need not have this package installed (another interpreter, a
+    # cluster's executors): the functions and classes they run travel with the job.
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # type: ignore[no-untyped-call]
     types = dict(delivered.dtypes)
     inputs = list(dict.fromkeys(measure.column for measure in pipeline.measures if measure.column))
     exact = {
@@ -278,17 +283,18 @@ def session_windows_of(pipeline: Any, delivered: Any, run_time: datetime) -> Any
     types = dict(delivered.dtypes)
     counted = _judged(pipeline, delivered, run_time, "counted")
     measures = [measure for measure in pipeline.measures if measure.kind != "expression"]
+    # Plain tuples in what the workers run: they need not import this package's other modules.
+    specs = [(measure.kind, measure.column, measure.p) for measure in measures]
 
     def session_rows(series_events: tuple[Any, Any]) -> list[tuple[Any, ...]]:
         rows = []
         for session in sessions_of_series(list(series_events[1]), gap, longest):
             values = []
-            for measure in measures:
-                column = measure.column
-                if measure.kind == "sum" and types[column] not in INTEGER_TYPES:
+            for kind, column, p in specs:
+                if kind == "sum" and types[column] not in INTEGER_TYPES:
                     column = f"exact__{column}"
                 inputs = [event.values[column] for event in session.events] if column else list(session.events)
-                values.append(measure_value(measure.kind, inputs, measure.p))
+                values.append(measure_value(kind, inputs, p))
             last = session.events[-1].event_time
             rows.append(
                 (

@@ -70,8 +70,7 @@
         `split` (a correction moved the event that joined them). One predecessor: the reasons of
         fixed windows against it (late_data, correction, finalized), a session extended backwards
         included; none: initial. -#}
-    {%- set key_columns = late_data.key_columns(pipeline) -%}
-    {%- set series = pipeline.series_key -%}
+    {%- set key_columns = late_data.key_columns(pipeline) %}
     with
 
     {{ late_data.revision_runs(pipeline) }}
@@ -85,6 +84,33 @@
 
     ),
 
+    {{ late_data.session_predecessors(pipeline, count_column, value_column) }}
+
+    select
+        {{- late_data.revision_columns(key_columns, count_column, value_column, 'predecessors') }}
+        numbered.window_end,
+        case
+            when predecessors.dbt_scd_id is null then 'initial'
+            when run_kinds.run_kind = 'backfill' then 'backfill'
+            when predecessors.predecessor_versions > 1 then 'merged'
+            when predecessors.most_successors > 1 then 'split'
+            when numbered.{{ count_column }} < predecessors.previous_count then 'correction'
+            when numbered.{{ count_column }} > predecessors.previous_count then 'late_data'
+            when not numbered.{{ value_column }} <=> predecessors.previous_value then 'correction'
+            else 'finalized'
+        end as revision_reason
+    from numbered
+    left join predecessors on numbered.dbt_scd_id = predecessors.dbt_scd_id
+    left join run_kinds on numbered.invocation_id = run_kinds.invocation_id
+{%- endmacro %}
+
+
+{% macro session_predecessors(pipeline, count_column, value_column) %}
+    {#- The CTEs successions (each numbered version with each of its predecessors: the versions of
+        its series the run publishing it closed whose events overlap its own) and predecessors (per
+        version: how many, their count, the value of a single one, and the most successors one of
+        them has), for late_data.session_revisions. -#}
+    {%- set series = pipeline.series_key %}
     successions as (
 
         select
@@ -118,23 +144,6 @@
         group by dbt_scd_id
 
     )
-
-    select
-        {{- late_data.revision_columns(key_columns, count_column, value_column, 'predecessors') }}
-        numbered.window_end,
-        case
-            when predecessors.dbt_scd_id is null then 'initial'
-            when run_kinds.run_kind = 'backfill' then 'backfill'
-            when predecessors.predecessor_versions > 1 then 'merged'
-            when predecessors.most_successors > 1 then 'split'
-            when numbered.{{ count_column }} < predecessors.previous_count then 'correction'
-            when numbered.{{ count_column }} > predecessors.previous_count then 'late_data'
-            when not numbered.{{ value_column }} <=> predecessors.previous_value then 'correction'
-            else 'finalized'
-        end as revision_reason
-    from numbered
-    left join predecessors on numbered.dbt_scd_id = predecessors.dbt_scd_id
-    left join run_kinds on numbered.invocation_id = run_kinds.invocation_id
 {%- endmacro %}
 
 

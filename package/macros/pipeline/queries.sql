@@ -57,19 +57,7 @@
     )
 
     select
-        window_start,
-        {%- if pipeline.session_gap %}
-        {{ late_data.add_seconds('final_at', -pipeline.late_window) }} as window_end,
-        {%- else %}
-        {{ late_data.add_seconds('window_start', pipeline.window_size) }} as window_end,
-        {%- endif %}
-        {%- for column in pipeline.series_key %}
-        {{ column }},
-        {%- endfor %}
-        {%- if pipeline.session_gap %}
-        -- From the session's first event to its last.
-        (unix_micros(final_at) - unix_micros(window_start)) / 1000000 - {{ pipeline.late_window + pipeline.session_gap }} as session_seconds,
-        {%- endif %}
+        {{- late_data.window_bounds(pipeline) }}
         {%- for measure in pipeline.measures %}
         {{ '(' ~ measure.expression ~ ') as ' if measure.kind == 'expression' }}{{ measure.name }},
         {%- endfor %}
@@ -88,6 +76,25 @@
         partition_start,
         series_bucket{{ ', window_change, window_repaired' if helper_columns }}{{ ', window_dimension_change' if helper_columns and pipeline.dimensions }}
     from measured_windows
+{%- endmacro %}
+
+
+{% macro window_bounds(pipeline) %}
+    {#- The first columns of a result row (each followed by a comma): window_start, window_end and
+        the series key; a session's end is its last event + the gap (its final_at minus the late
+        window), and session_seconds is from its first event to its last. #}
+        window_start,
+        {%- if pipeline.session_gap %}
+        {{ late_data.add_seconds('final_at', -pipeline.late_window) }} as window_end,
+        {%- else %}
+        {{ late_data.add_seconds('window_start', pipeline.window_size) }} as window_end,
+        {%- endif %}
+        {%- for column in pipeline.series_key %}
+        {{ column }},
+        {%- endfor %}
+        {%- if pipeline.session_gap %}
+        (unix_micros(final_at) - unix_micros(window_start)) / 1000000 - {{ pipeline.late_window + pipeline.session_gap }} as session_seconds,
+        {%- endif %}
 {%- endmacro %}
 
 

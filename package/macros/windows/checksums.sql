@@ -16,11 +16,7 @@
     {%- set group_columns = window_columns + ['final_at', 'partition_start', 'series_bucket'] -%}
     {%- set grouped = group_columns -%}
     {%- if pipeline.session_gap -%}
-        {#- Sessions: the versions that count, each in its session (late_data.sessionized). -#}
-        {%- set version_counts = '(' ~ late_data.sessionized(version_counts, pipeline) ~ ') as sessionized' -%}
-        {%- set grouped = ['session_start'] + pipeline.series_key + ['session_final_at', 'session_partition_start', 'series_bucket', 'burst_start'] -%}
-        {%- set group_columns = ['session_start as window_start'] + pipeline.series_key
-            + ['session_final_at as final_at', 'session_partition_start as partition_start', 'series_bucket', 'burst_start'] -%}
+        {%- set version_counts, group_columns, grouped = late_data.session_grouping(version_counts, pipeline) -%}
     {%- endif -%}
     {%- set columns, distincts = late_data.checksum_columns(aggregates, fresh, change) -%}
     {%- if change and pipeline.dimensions -%}
@@ -59,6 +55,18 @@
     {%- endfor %}
     {%- endif %}
 {%- endmacro %}
+
+
+{% macro session_grouping(version_counts, pipeline) %}
+    {#- What late_data.window_checksums reads and groups by on a session pipeline: (the versions that
+        count, each in its session (late_data.sessionized), the select list of a session's
+        identity, final_at, partition and burst_start under the windows' names, the group-by list). -#}
+    {%- set relation = '(' ~ late_data.sessionized(version_counts, pipeline) ~ ') as sessionized' -%}
+    {%- set grouped = ['session_start'] + pipeline.series_key + ['session_final_at', 'session_partition_start', 'series_bucket', 'burst_start'] -%}
+    {%- set selected = ['session_start as window_start'] + pipeline.series_key
+        + ['session_final_at as final_at', 'session_partition_start as partition_start', 'series_bucket', 'burst_start'] -%}
+    {{- return((relation, selected, grouped)) -}}
+{% endmacro %}
 
 
 {% macro sessionized(version_counts, pipeline) %}

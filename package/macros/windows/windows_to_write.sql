@@ -187,16 +187,7 @@
         from {{ window_checksums }}
         where {{ late_data.range_predicate(checked) }}
         {%- if pipeline.session_gap %}
-            -- A session ending by sessions_from is as stored; what was read of it may be partial.
-            and final_at > {{ late_data.timestamp_literal(checked.sessions_from + late_data.seconds(pipeline.late_window)) }}
-
-        union all
-
-        select
-            {{ (key_columns + ['final_at', 'partition_start', 'series_bucket', 'burst_start'] + aggregates.checksums.keys() | list + aggregates.recomputed.keys() | list) | join(', ') }}
-        from {{ result }}
-        where {{ late_data.range_predicate(checked) }}
-            and final_at <= {{ late_data.timestamp_literal(checked.sessions_from + late_data.seconds(pipeline.late_window)) }}
+            {{- late_data.kept_sessions(pipeline, aggregates, checked) }}
         {%- endif %}
 
     ),
@@ -214,12 +205,7 @@
         select
             {{- late_data.window_identity(key_columns, 'fresh') }}
             {{- late_data.fresh_columns(aggregates, repairs) }}
-            {{- late_data.stored_columns(aggregates) }}
-            {%- if pipeline.session_gap %},
-            fresh.burst_start,
-            stored.final_at as stored_final_at,
-            stored.burst_start as stored_burst_start
-            {%- endif %}
+            {{- late_data.stored_columns(aggregates, sessions=pipeline.session_gap) }}
         from stored_windows as stored
         full outer join fresh_windows as fresh
             on {{ late_data.same_keys(key_columns, 'fresh') }}
@@ -236,15 +222,26 @@
                 over (partition by partition_start, series_bucket) as is_partition_changed
         from compared_windows
 
-    ),
-
-    updated_windows as (
-
-        select * from compared_partitions where is_partition_changed
-
     )
 
-    {{ late_data.written_windows('updated_windows', pipeline, aggregates, repaired=repairs) }}
+    {{ late_data.written_windows('(select * from compared_partitions where is_partition_changed)', pipeline, aggregates, repaired=repairs) }}
+{%- endmacro %}
+
+
+{% macro kept_sessions(pipeline, aggregates, checked) %}
+    {#- The end of the fresh windows' where clause on a session pipeline, and the stored sessions
+        kept: a session ending by checked.sessions_from is as stored (what the run read of it may
+        be partial, late_data.session_range), so those are taken from the result instead. -#}
+    {%- set kept_until = late_data.timestamp_literal(checked.sessions_from + late_data.seconds(pipeline.late_window)) %}
+            and final_at > {{ kept_until }}
+
+        union all
+
+        select
+            {{ (late_data.key_columns(pipeline) + ['final_at', 'partition_start', 'series_bucket', 'burst_start']
+                + aggregates.checksums.keys() | list + aggregates.recomputed.keys() | list) | join(', ') }}
+        from {{ late_data.pipeline_relation(pipeline) }}
+        where {{ late_data.range_predicate(checked) }} and final_at <= {{ kept_until }}
 {%- endmacro %}
 
 
@@ -398,15 +395,21 @@
 {%- endmacro %}
 
 
-{% macro stored_columns(aggregates) %}
+{% macro stored_columns(aggregates, sessions=false) %}
     {#- What `stored` holds for the window, as stored_<checksum>, stored_<recomputed measure> and
-        stored_is_final, stored_computed_at, stored_invocation_id (no trailing comma). -#}
+        stored_is_final, stored_computed_at, stored_invocation_id (no trailing comma); with
+        `sessions`, also fresh.burst_start, stored_final_at and stored_burst_start. -#}
     {%- for name in aggregates.checksums.keys() | list + aggregates.recomputed.keys() | list %}
             stored.{{ name }} as stored_{{ name }},
     {%- endfor %}
             stored.is_final as stored_is_final,
             stored.computed_at as stored_computed_at,
             stored.invocation_id as stored_invocation_id
+    {%- if sessions %},
+            fresh.burst_start,
+            stored.final_at as stored_final_at,
+            stored.burst_start as stored_burst_start
+    {%- endif %}
 {%- endmacro %}
 
 
