@@ -102,23 +102,23 @@ def counted_versions(
             following = ordered[index + 1] if index + 1 < len(ordered) else None
             if version.ingested_at <= judged_at and (following is None or following.ingested_at > judged_at):
                 counted.append(version)
-            replaced = ordered[index - 1] if index > 0 else None
-            replaced_final = replaced.final_moment(late_window_seconds) if replaced is not None else None
-            replaces_final = (
-                replaced is not None and replaced_final is not None and version.ingested_at > replaced_final
-            )
-            if replaced is not None and replaced_final is not None and replaces_final:
-                too_late.append(
-                    TooLate(
-                        version,
-                        REPLACES_FINAL_VERSION,
-                        _seconds(version.ingested_at - replaced_final),
-                        replaced.event_time,
+            # The version it replaces is the one before it; a replacement after that one's final
+            # moment leaves it counting (and misses its moment).
+            missed_replaced = None
+            if index > 0:
+                replaced = ordered[index - 1]
+                replaced_final = replaced.final_moment(late_window_seconds)
+                if version.ingested_at > replaced_final:
+                    missed_replaced = replaced.event_time
+                    too_late.append(
+                        TooLate(
+                            version,
+                            REPLACES_FINAL_VERSION,
+                            _seconds(version.ingested_at - replaced_final),
+                            replaced.event_time,
+                        )
                     )
-                )
-            if version.ingested_at > own_final and not (
-                replaces_final and replaced is not None and replaced.event_time == version.event_time
-            ):
+            if version.ingested_at > own_final and missed_replaced != version.event_time:
                 too_late.append(
                     TooLate(version, ARRIVED_AFTER_FINAL, _seconds(version.ingested_at - own_final), version.event_time)
                 )
