@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -35,6 +37,9 @@ PARSE_SETTINGS = ("LATE_DATA_", "DELTA_JARS", "DBT_")
 PROCESS_STATE = "late_data_process_state"
 # The temporary views late_data.stage caches a late-data write's rows in: <model>__staged_<12 hex>.
 STAGED_VIEW = re.compile(r"__staged_[0-9a-f]{12}$")
+# In dbt_packages/ (a file, which dbt's package loading skips): what packages.yml and
+# package-lock.yml held when `dbt deps` last installed them.
+INSTALLED_STAMP = ".late_data_installed"
 
 
 class DbtInvocationError(RuntimeError):
@@ -209,15 +214,21 @@ class DbtProject:
         return self._manifest
 
     def install_packages(self) -> None:
-        """`dbt deps` when the project's packages (packages.yml: the late_data package) are not
-        installed, or packages.yml changed since they were."""
-        wanted = self.environment.project_dir / "packages.yml"
-        lock = self.environment.project_dir / "package-lock.yml"
-        installed = self.environment.project_dir / "dbt_packages"
-        if wanted.is_file() and (
-            not installed.is_dir() or not lock.is_file() or lock.stat().st_mtime < wanted.stat().st_mtime
-        ):
-            self._invoke_raw(["deps"], manifest=None)
+        """`dbt deps` once per content of packages.yml and package-lock.yml: not installed yet, or
+        either file changed since. By content, not file times: a fresh clone writes the two files
+        in any order. One process at a time, the others waiting: `dbt deps` replaces the packages'
+        links, and a process parsing the project meanwhile would find the package's macros gone."""
+        project_dir = self.environment.project_dir
+        if not (project_dir / "packages.yml").is_file() or packages_installed(project_dir):
+            return
+        directory = os.open(project_dir, os.O_RDONLY)
+        try:
+            fcntl.flock(directory, fcntl.LOCK_EX)
+            if not packages_installed(project_dir):  # unless the process it waited for installed them
+                self._invoke_raw(["deps"], manifest=None)
+                (project_dir / "dbt_packages" / INSTALLED_STAMP).write_text(packages_fingerprint(project_dir))
+        finally:
+            os.close(directory)  # releases the lock
 
     @contextmanager
     def watching(self, callback: Callable[[Any], None]) -> Iterator[None]:
@@ -500,3 +511,18 @@ def metastore_unavailable(environment: ProjectEnvironment | None) -> str:
         "catalog between processes: `late-data cluster up` and LATE_DATA_TARGET=cluster or thrift "
         "(docs/cluster.md)"
     )
+
+
+def packages_fingerprint(project_dir: Path) -> str:
+    """A digest of what packages.yml and package-lock.yml hold (the lock may not exist yet)."""
+    digest = hashlib.sha256()
+    for name in ("packages.yml", "package-lock.yml"):
+        path = project_dir / name
+        digest.update(name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
+    return digest.hexdigest()
+
+
+def packages_installed(project_dir: Path) -> bool:
+    """dbt_packages/ holds what packages.yml and package-lock.yml say, as `dbt deps` left it."""
+    stamp = project_dir / "dbt_packages" / INSTALLED_STAMP
+    return stamp.is_file() and stamp.read_text() == packages_fingerprint(project_dir)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -60,6 +62,40 @@ def test_simulated_schedule_covers_the_span() -> None:
     assert times[0] == datetime(2026, 1, 1, 0, 0, 10)
     assert times[-1] == datetime(2026, 1, 1, 0, 25, 10)
     assert len(times) == 6
+
+
+def test_dbt_deps_runs_once_per_content_of_the_package_files_one_process_at_a_time(tmp_path: Path) -> None:
+    """A fresh clone writes package-lock.yml and packages.yml in either order: the files' times say
+    nothing. `dbt deps` replaces the package's link, so a second project (another process of the
+    suite) that ran it again while the first parsed would take the package's macros away from it."""
+    (tmp_path / "packages.yml").write_text("packages:\n  - local: package\n")
+    (tmp_path / "package-lock.yml").write_text("packages:\n  - local: package\n")
+    os.utime(tmp_path / "package-lock.yml", (0, 0))  # older than packages.yml, as after a clone
+    deps_started: list[float] = []
+
+    def project() -> DbtProject:
+        environment = ProjectEnvironment(project_dir=tmp_path, home=tmp_path, table_format="iceberg")
+        opened = DbtProject(environment, hold_home=False)
+
+        def fake_deps(args: list[str], manifest: object) -> None:
+            assert args == ["deps"]
+            deps_started.append(time.monotonic())
+            time.sleep(0.5)  # the other thread asks meanwhile, and must wait for this one
+            (tmp_path / "dbt_packages" / "late_data").mkdir(parents=True, exist_ok=True)
+
+        opened._invoke_raw = fake_deps  # type: ignore[method-assign]
+        return opened
+
+    both = [threading.Thread(target=project().install_packages) for _ in range(2)]
+    for thread in both:
+        thread.start()
+    for thread in both:
+        thread.join()
+    project().install_packages()  # a later process
+    assert len(deps_started) == 1
+    (tmp_path / "packages.yml").write_text("packages:\n  - local: ../elsewhere\n")
+    project().install_packages()
+    assert len(deps_started) == 2  # packages.yml changed: installed again
 
 
 @pytest.fixture
