@@ -63,6 +63,11 @@ class Scenario:
     late_window_seconds: int = 3600
     window_size_seconds: int = 60
     malformed_share: float = 0.0
+    # With both set, each location sends for active_seconds, then nothing for idle_seconds, and so
+    # on, its phase its own: bursts with gaps for session windows (0: always sending). A late or
+    # corrected version sent during an active spell may fall anywhere, idle spells included.
+    active_seconds: int = 0
+    idle_seconds: int = 0
     seed: int = 42
 
     def __post_init__(self) -> None:
@@ -71,6 +76,10 @@ class Scenario:
             shares=("late_share", "correction_share", "moved_correction_share", "too_late_share", "malformed_share"),
             positive=("locations", "reading_interval_seconds"),
         )
+        if (self.active_seconds > 0) != (self.idle_seconds > 0) or min(self.active_seconds, self.idle_seconds) < 0:
+            raise ValueError(
+                f"active_seconds={self.active_seconds} and idle_seconds={self.idle_seconds}: both positive or both 0"
+            )
 
 
 def _uniform(scenario: Scenario, purpose: str) -> str:
@@ -83,6 +92,14 @@ def _uniform(scenario: Scenario, purpose: str) -> str:
 def _level(epoch_expression: str) -> str:
     """A smooth, location-specific water level, rounded to millimetres."""
     return f"round(5 + (location_index % 17) * 0.25 + 0.8 * sin({epoch_expression} / 1800.0 + location_index), 3)"
+
+
+def _active_only(scenario: Scenario) -> str:
+    """The grid's condition for sending only in a location's active spells (none when always active)."""
+    if not scenario.active_seconds:
+        return ""
+    period = scenario.active_seconds + scenario.idle_seconds
+    return f" and pmod(tick_epoch + location_index * 7919, {period}) < {scenario.active_seconds}"
 
 
 def generate_sql(scenario: Scenario, origin: datetime, start: datetime, end: datetime) -> str:
@@ -119,7 +136,7 @@ with grid as (
     select tick_epoch, location_index
     from (select explode(sequence({first_tick}L, {last_tick}L, {interval}L)) as tick_epoch)
     cross join (select id as location_index from range({scenario.locations}))
-    where {first_tick} <= {last_tick}
+    where {first_tick} <= {last_tick}{_active_only(scenario)}
 ),
 on_time as (
     select concat('wl-', location_index, '-', tick_epoch) as event_id, {location} as location,

@@ -86,6 +86,28 @@ DAILY_MICROBATCH = "bench_daily_distinct_levels_microbatch"
 OURS_DAILY, MICROBATCH_DAILY = "late_data_daily_distinct", "microbatch_daily_distinct"
 DAILY_STRATEGIES = (OURS_DAILY, MICROBATCH_DAILY)
 DAILY_CELLS = {(100, 74.0, "sparse", 48.0)}
+# Sessions: each location's water levels in sessions with a 2-minute gap, on readings sent in spells
+# (20 minutes on, 20 off, each location its own phase); this project against microbatch recomputing
+# the sessions that can still change and against the same model over every batch since the start.
+SESSIONS = "bench_water_level_sessions"
+SESSIONS_MICROBATCH = "bench_water_level_sessions_microbatch"
+SESSION_GAP_SECONDS = 120  # as bench_water_level_sessions sets it
+OURS_SESSIONS, MICROBATCH_SESSIONS, FULL_REFRESH_SESSIONS = (
+    "late_data_sessions",
+    "microbatch_sessions",
+    "full_refresh_sessions",
+)
+SESSION_STRATEGIES = (OURS_SESSIONS, MICROBATCH_SESSIONS, FULL_REFRESH_SESSIONS)
+# The issue's cells (1,000 series, 1 h late window), and a 24 h late window, where microbatch
+# recomputes every hourly batch of a day.
+SESSION_CELLS = {(1_000, 3.0, "sparse", 1.0), (1_000, 3.0, "heavy", 1.0), (100, 26.0, "sparse", 24.0)}
+SESSION_ACTIVITY: dict[str, Any] = {"active_seconds": 1200, "idle_seconds": 1200}
+# Heavy lateness for sessions is one reading in ten sent late again (uniformly within the late window):
+# at the means' one in one, late readings fill every idle spell and each location is one endless session.
+SESSION_LATENESS: dict[str, dict[str, Any]] = {
+    "heavy": {"late_share": 0.1, "lateness": "uniform"},
+    "sparse": BENCH_LATENESS["sparse"],
+}
 # The generator appends about this many rows per call while building a cell's history.
 GENERATED_ROWS_PER_CHUNK = 20_000_000
 
@@ -165,6 +187,10 @@ FULL_MATRIX = (
     BenchCell(100, 25, "sparse", late_window_hours=24),
     # Daily windows, 48 h late window: the long-window pipeline only (DAILY_CELLS).
     BenchCell(100, 74, "sparse", late_window_hours=48),
+    # Sessions (SESSION_CELLS); at 24 h, microbatch and the full refresh take about a minute a run.
+    BenchCell(1_000, 3, "sparse"),
+    BenchCell(1_000, 3, "heavy"),
+    BenchCell(100, 26, "sparse", late_window_hours=24, runs=3),
     # 90 million raw rows: one timed run of each strategy, no full refresh (it takes tens of minutes).
     BenchCell(100_000, 1.25, "heavy", runs=1),
 )
@@ -263,11 +289,14 @@ def bench_cell(project: DbtProject, cell: BenchCell, runs: int, whole_run_only: 
     feed, history_end = built_history(project, cell)
     minutes = _minutes_over_an_hour(runs)
     profiles: dict[str, RunProfile] = {}
-    if cell.key in DAILY_CELLS:
+    comparison = (
+        DAILY_COMPARISON if cell.key in DAILY_CELLS else SESSIONS_COMPARISON if cell.key in SESSION_CELLS else None
+    )
+    if comparison is not None:
         run_times = [history_end + timedelta(minutes=m, seconds=10) for m in minutes]
-        daily = _timed_daily(project, cell, feed, run_times, profiles)
+        timed = _timed_against_peer(project, cell, feed, run_times, profiles, comparison)
         return CellMeasurement(
-            cell, [_result(cell, strategy, daily[strategy]) for strategy in DAILY_STRATEGIES], profiles
+            cell, [_result(cell, strategy, timed[strategy]) for strategy in comparison.strategies], profiles
         )
     measures = MEASURE_STRATEGIES if cell.key in MEASURE_CELLS and not whole_run_only else ()
     timings = {} if whole_run_only else _timed_peers(project, cell, feed, history_end, minutes, profiles, measures)
@@ -341,64 +370,128 @@ def _timed_peers(
     return timings
 
 
-def _timed_daily(
-    project: DbtProject, cell: BenchCell, feed: _Feed, run_times: list[datetime], profiles: dict[str, RunProfile]
+@dataclass(frozen=True)
+class _PeerComparison:
+    """A pipeline of the bench's own against dbt's microbatch computing the same rows (and, where
+    `full_refresh` names a strategy, the same microbatch model over every batch since the start)."""
+
+    ours: str  # the late_data model and its strategy name
+    ours_strategy: str
+    peer: str  # the microbatch model and its strategy name
+    peer_strategy: str
+    peer_partitioned_by: str
+    peer_columns: str  # the peer model's columns, in its order: its table is first copied from ours
+    columns: str  # compared between the two tables at the end
+    batch: timedelta  # the microbatch model's batch size
+    lookback: Callable[[BenchCell], timedelta]  # how far before the run microbatch recomputes
+    full_refresh: str | None = None
+
+    @property
+    def strategies(self) -> tuple[str, ...]:
+        return (self.ours_strategy, self.peer_strategy, *([self.full_refresh] if self.full_refresh else []))
+
+
+DAILY_COMPARISON = _PeerComparison(
+    ours=DAILY,
+    ours_strategy=OURS_DAILY,
+    peer=DAILY_MICROBATCH,
+    peer_strategy=MICROBATCH_DAILY,
+    peer_partitioned_by="window_start",
+    peer_columns="window_start, location, reading_count, distinct_levels, is_final",
+    columns="window_start, location, reading_count, distinct_levels, is_final",
+    batch=timedelta(days=1),
+    lookback=lambda cell: timedelta(seconds=cell.late_window_seconds) + timedelta(days=1),
+)
+SESSIONS_COMPARISON = _PeerComparison(
+    ours=SESSIONS,
+    ours_strategy=OURS_SESSIONS,
+    peer=SESSIONS_MICROBATCH,
+    peer_strategy=MICROBATCH_SESSIONS,
+    peer_partitioned_by="partition_start",
+    peer_columns="window_start, location, partition_start, window_end, reading_count, mean_value, is_final",
+    columns="window_start, location, window_end, reading_count, round(mean_value, 9), is_final",
+    batch=timedelta(hours=1),
+    # Sessions that end within the late window and a gap of the run can still change; the peer
+    # cannot know where they started, so it recomputes an hour more (the data's spells are 20
+    # minutes; a longer session would show as a difference at the end).
+    lookback=lambda cell: timedelta(seconds=cell.late_window_seconds + SESSION_GAP_SECONDS) + timedelta(hours=1),
+    full_refresh=FULL_REFRESH_SESSIONS,
+)
+
+
+def _timed_against_peer(
+    project: DbtProject,
+    cell: BenchCell,
+    feed: _Feed,
+    run_times: list[datetime],
+    profiles: dict[str, RunProfile],
+    comparison: _PeerComparison,
 ) -> dict[str, list[_Timing]]:
-    """The long-window pipeline and its microbatch peer: built once from the same history (untimed),
-    then at each of `run_times` a timed run of each, after an untimed one a minute earlier; their
-    answers checked equal. `profiles` gets this project's last timed run."""
+    """The pipeline and its microbatch peer (_PeerComparison): built once from the same history
+    (untimed), then at each of `run_times` a timed run of each, after an untimed one a minute
+    earlier; their answers checked equal. `profiles` gets this project's last timed run."""
     spark, schema = project.spark, project.target_schema()
     # Fed up to the build's run time first: rows fed later but stamped before it by more than
     # write_delay_seconds would be written late (the raw data contract), which only a
     # reconciliation picks up, while microbatch reads whatever is there.
     built_at = run_times[0] - timedelta(minutes=2)
     feed.until(built_at)
-    project.invoke(["run", "--select", DAILY], {"run_time": _stamp(built_at)})
+    project.invoke(["run", "--select", comparison.ours], {"run_time": _stamp(built_at)})
     spark.sql(
-        f"create table {schema}.{DAILY_MICROBATCH} using {project.environment.table_format} partitioned by (window_start)"
-        f" as select window_start, location, reading_count, distinct_levels, is_final from {schema}.{DAILY}"
+        f"create table {schema}.{comparison.peer} using {project.environment.table_format}"
+        f" partitioned by ({comparison.peer_partitioned_by})"
+        f" as select {comparison.peer_columns} from {schema}.{comparison.ours}"
     )
-    timings: dict[str, list[_Timing]] = {strategy: [] for strategy in DAILY_STRATEGIES}
-    tables = {OURS_DAILY: DAILY, MICROBATCH_DAILY: DAILY_MICROBATCH}
+    timings: dict[str, list[_Timing]] = {strategy: [] for strategy in comparison.strategies}
+    tables = {comparison.ours_strategy: comparison.ours}
     previous = built_at
-    for run_time in tqdm(run_times, desc=f"daily runs {cell}", unit="run", leave=False):
+    for run_time in tqdm(run_times, desc=f"{comparison.ours} runs {cell}", unit="run", leave=False):
         for moment, timed in ((run_time - timedelta(minutes=1), False), (run_time, True)):
             feed.until(moment)
-            for strategy in DAILY_STRATEGIES:
-                run = partial(_run_daily, project, cell, strategy, previous, moment)
+            for strategy in comparison.strategies:
+                if strategy == comparison.full_refresh and not timed:
+                    continue
+                run = partial(_run_against_peer, project, cell, comparison, strategy, previous, moment)
                 if timed:
-                    timing, profile = _timed(project, f"{schema}.{tables[strategy]}", run)
+                    timing, profile = _timed(project, f"{schema}.{tables.get(strategy, comparison.peer)}", run)
                     timings[strategy].append(timing)
-                    if strategy == OURS_DAILY:
+                    if strategy == comparison.ours_strategy:
                         profiles[strategy] = profile
                     log.info("%s %s: %s", cell, strategy, timing)
                 else:
                     run()
             previous = moment
-    columns = "window_start, location, reading_count, distinct_levels, is_final"
-    ours, peer = (spark.sql(f"select {columns} from {schema}.{table}") for table in (DAILY, DAILY_MICROBATCH))
+    ours, peer = (
+        spark.sql(f"select {comparison.columns} from {schema}.{table}") for table in (comparison.ours, comparison.peer)
+    )
     differing = ours.exceptAll(peer).count() + peer.exceptAll(ours).count()
     if differing:
-        raise RuntimeError(f"benchmark: {DAILY_MICROBATCH} differs from {DAILY} in {differing} rows")
+        raise RuntimeError(f"benchmark: {comparison.peer} differs from {comparison.ours} in {differing} rows")
     return timings
 
 
-def _run_daily(project: DbtProject, cell: BenchCell, strategy: str, previous: datetime, run_time: datetime) -> None:
+def _run_against_peer(
+    project: DbtProject,
+    cell: BenchCell,
+    comparison: _PeerComparison,
+    strategy: str,
+    previous: datetime,
+    run_time: datetime,
+) -> None:
     at = {"run_time": _stamp(run_time)}
-    if strategy == OURS_DAILY:
-        project.invoke(["run", "--select", DAILY], at)
+    if strategy == comparison.ours_strategy:
+        project.invoke(["run", "--select", comparison.ours], at)
         return
-    day = timedelta(days=1)
-    late = timedelta(seconds=cell.late_window_seconds) + day
+    start = BENCH_ORIGIN if strategy == comparison.full_refresh else min(previous, run_time) - comparison.lookback(cell)
     project.invoke(
         [
             "run",
             "--select",
-            DAILY_MICROBATCH,
+            comparison.peer,
             "--event-time-start",
-            _stamp(floor_to(min(previous, run_time) - late, day)),
+            _stamp(floor_to(start, comparison.batch)),
             "--event-time-end",
-            _stamp(ceil_to(run_time, day)),
+            _stamp(ceil_to(run_time, comparison.batch)),
         ],
         at,
     )
@@ -441,11 +534,13 @@ def built_history(project: DbtProject, cell: BenchCell) -> tuple[_Feed, datetime
     project.reset_warehouse()
     spark = project.spark
     raw_table = ensure_raw_tables(spark, project.raw_schema(), project.environment.table_format)["water_level_readings"]
+    sessions = cell.key in SESSION_CELLS
     scenario = Scenario(
         locations=cell.locations,
         max_lateness_seconds=cell.late_window_seconds,
         late_window_seconds=cell.late_window_seconds,
-        **BENCH_LATENESS[cell.lateness],
+        **(SESSION_LATENESS if sessions else BENCH_LATENESS)[cell.lateness],
+        **(SESSION_ACTIVITY if sessions else {}),
     )
     history_end = BENCH_ORIGIN + timedelta(hours=cell.history_hours)
     rows_per_hour = cell.locations * 3600 / scenario.reading_interval_seconds * (1 + scenario.late_share)
@@ -960,6 +1055,28 @@ def write_bench_outputs(
             lines.append(
                 f"| {cell[0]:,} | {cell[1]:g} | {cell[3]:g} | {cell[2]} | {shown(ours_d)} | {shown(micro_d)}"
                 f" | {ratio(ours_d, micro_d)} |"
+            )
+    session_cells = sorted({r.cell_key for r in results if r.strategy in SESSION_STRATEGIES})
+    if session_cells:
+        lines += [
+            "",
+            "Sessions (median seconds per warm run): each location's water levels in sessions with a 2-minute"
+            " gap, readings sent 20 minutes on, 20 off; heavy: one reading in ten sent late again within the"
+            " late window, sparse: one in a hundred, long-tailed. `late_data` recomputes the sessions that"
+            " end within the late window and a gap of the run, read from their stored starts; `microbatch`"
+            " recomputes every hourly batch of the late window, a gap and one hour more (it cannot know where"
+            " a session that can still change started), each batch read from one gap before it to the run"
+            " time; `full refresh`: the same microbatch model over every batch since the start.",
+            "",
+            "| locations | history h | late window h | lateness | late_data | microbatch | full refresh"
+            " | ours / microbatch | ours / full refresh |",
+            "|---:|---:|---:|---|---:|---:|---:|---:|---:|",
+        ]
+        for cell in session_cells:
+            ours_s, micro_s, full_s = (median(cell, strategy) for strategy in SESSION_STRATEGIES)
+            lines.append(
+                f"| {cell[0]:,} | {cell[1]:g} | {cell[3]:g} | {cell[2]} | {shown(ours_s)} | {shown(micro_s)}"
+                f" | {shown(full_s)} | {ratio(ours_s, micro_s)} | {ratio(ours_s, full_s)} |"
             )
     lines += [
         "",

@@ -46,6 +46,8 @@ def test_scenario_rejects_impossible_shares() -> None:
         Scenario(late_share=1.5)
     with pytest.raises(ValueError, match="lateness must be one of"):
         Scenario(lateness="gaussian")
+    with pytest.raises(ValueError, match="active_seconds=600 and idle_seconds=0: both positive or both 0"):
+        Scenario(active_seconds=600)
 
 
 def test_real_clock_runs_ten_seconds_after_each_minute() -> None:

@@ -25,6 +25,7 @@ import pytest
 from late_data import cli
 from late_data.dbt_project import DbtProject
 from late_data.environment import find_project_dir, prepare_environment
+from late_data.table_history import commits_after, latest_version
 from late_data.timeutil import format_timestamp
 from tests.helpers import clock, dbt_statuses
 
@@ -526,6 +527,12 @@ def visits(spark: Any, visitor: str) -> list[tuple[datetime, datetime, int]]:
     return sorted((row["window_start"], row["window_end"], row["page_views"]) for row in rows)
 
 
+def rewritten_since(spark: Any, table_format: str, version: int | None) -> set[tuple[datetime, int]]:
+    """(hour partition, series bucket) of every partition page_visits' commits after `version` touched."""
+    commits = commits_after(spark, f"{SCHEMA}.page_visits", table_format, version)
+    return set().union(*(commit.partitions_touched for commit in commits))
+
+
 def test_page_visits_merge_extend_and_split_exactly_under_late_data(
     example: DbtProject, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -536,6 +543,7 @@ def test_page_visits_merge_extend_and_split_exactly_under_late_data(
     quarantined, and a burst longer than 4 hours is cut 4 hours after its first view. Checked
     against the session oracle at every run, from the result and from the history."""
     spark = example.spark
+    table_format = example.environment.table_format
     minute = clock(VISITS)
     first = [
         *(page_view(f"v1-{m}", "v1", m, m + 1) for m in (0, 10, 20, 60, 70)),
@@ -557,9 +565,13 @@ def test_page_visits_merge_extend_and_split_exactly_under_late_data(
     ]
     spark.createDataFrame(later, PAGE_VIEWS).writeTo(f"{EXAMPLE_RAW}.page_views").append()
     runs.append(minute(90) + timedelta(seconds=10))
+    before = latest_version(spark, f"{SCHEMA}.page_visits", table_format)
     build("page_visits", runs[-1])
     assert visits(spark, "v1") == [(minute(0), minute(100), 6)]
     assert visits(spark, "v2") == [(minute(20), minute(70), 3)]
+    # The table format's record of what the run rewrote: the hour of the merged and extended
+    # sessions' starts, and the next hour, where the session that merged away started.
+    assert rewritten_since(spark, table_format, before) == {(minute(0), 0), (minute(60), 0)}
 
     corrections = [
         page_view("v1-40", "v1", 150, 95),  # the bridging view happened much later: the merge splits
@@ -567,7 +579,10 @@ def test_page_visits_merge_extend_and_split_exactly_under_late_data(
     ]
     spark.createDataFrame(corrections, PAGE_VIEWS).writeTo(f"{EXAMPLE_RAW}.page_views").append()
     runs.append(minute(100) + timedelta(seconds=10))
+    before = latest_version(spark, f"{SCHEMA}.page_visits", table_format)
     build("page_visits", runs[-1])
+    # The split's three sessions start in three hours; v2's, v3's and the too-late view's change nothing.
+    assert rewritten_since(spark, table_format, before) == {(minute(0), 0), (minute(60), 0), (minute(120), 0)}
     assert visits(spark, "v1") == [
         (minute(0), minute(50), 3),
         (minute(60), minute(100), 2),

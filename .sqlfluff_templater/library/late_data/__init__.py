@@ -83,3 +83,7 @@ def recommended_late_windows(arrivals):
         " 0 as recommended_late_window_seconds, true as configured_meets_target"
         f" from {arrivals} group by source_table"
     )
+
+
+def time_bucket(column, size):
+    return f"timestamp_seconds(floor(unix_timestamp({column}) / {size}) * {size})"
