@@ -84,7 +84,6 @@ MEASURE_CELLS = {(1_000, 2.0, "sparse", 1.0), (100, 25.0, "sparse", 24.0)}
 DAILY = "bench_daily_distinct_levels"
 DAILY_MICROBATCH = "bench_daily_distinct_levels_microbatch"
 OURS_DAILY, MICROBATCH_DAILY = "late_data_daily_distinct", "microbatch_daily_distinct"
-DAILY_STRATEGIES = (OURS_DAILY, MICROBATCH_DAILY)
 DAILY_CELLS = {(100, 74.0, "sparse", 48.0)}
 # Sessions: each location's water levels in sessions with a 2-minute gap, on readings sent in spells
 # (20 minutes on, 20 off, each location its own phase); this project against microbatch recomputing
@@ -97,7 +96,6 @@ OURS_SESSIONS, MICROBATCH_SESSIONS, FULL_REFRESH_SESSIONS = (
     "microbatch_sessions",
     "full_refresh_sessions",
 )
-SESSION_STRATEGIES = (OURS_SESSIONS, MICROBATCH_SESSIONS, FULL_REFRESH_SESSIONS)
 # The issue's cells (1,000 series, 1 h late window), and a 24 h late window, where microbatch
 # recomputes every hourly batch of a day.
 SESSION_CELLS = {(1_000, 3.0, "sparse", 1.0), (1_000, 3.0, "heavy", 1.0), (100, 26.0, "sparse", 24.0)}
@@ -1020,64 +1018,64 @@ def write_bench_outputs(
             f" | {shown(history)} | {shown(plain)} | {ratio(plain, whole)} | {shown(thrift)} | {ratio(thrift, whole)}"
             f" | {shown(plain_thrift)} | {ratio(plain_thrift, thrift)} | {measured_on(cell)} |"
         )
-    measure_cells = sorted({r.cell_key for r in results if r.strategy in MEASURE_STRATEGIES})
-    if measure_cells:
-        lines += [
+
+    def peer_table(text: str, columns: dict[str, str], ratios: dict[str, tuple[str, str]]) -> list[str]:
+        """A section of one pipeline against its peers: `columns` {heading: strategy}, `ratios`
+        {heading: (numerator strategy, denominator strategy)}; nothing when none was measured."""
+        peer_cells = sorted({r.cell_key for r in results if r.strategy in columns.values()})
+        if not peer_cells:
+            return []
+        headings = [*columns, *ratios]
+        section = [
             "",
-            "Measures no checksum updates, on the same readings and run times (median seconds per warm run):"
-            " `late_data percentiles` keeps the median and 95th percentile per location and minute, recomputing"
-            " only the windows whose versions changed; `microbatch percentiles` computes the same percentiles"
-            " over every hourly batch of the late window; `late_data min/max` keeps the minimum and maximum.",
+            text,
             "",
-            "| locations | history h | late window h | lateness | late_data percentiles | microbatch percentiles"
-            " | ours / microbatch | late_data min/max |",
-            "|---:|---:|---:|---|---:|---:|---:|---:|",
+            "| locations | history h | late window h | lateness | " + " | ".join(headings) + " |",
+            "|---:|---:|---:|---|" + "---:|" * len(headings),
         ]
-        for cell in measure_cells:
-            ours_p, micro_p, extremes = (median(cell, strategy) for strategy in MEASURE_STRATEGIES)
-            lines.append(
-                f"| {cell[0]:,} | {cell[1]:g} | {cell[3]:g} | {cell[2]} | {shown(ours_p)} | {shown(micro_p)}"
-                f" | {ratio(ours_p, micro_p)} | {shown(extremes)} |"
+        for cell in peer_cells:
+            shown_columns = [shown(median(cell, strategy)) for strategy in columns.values()]
+            shown_ratios = [ratio(median(cell, top), median(cell, bottom)) for top, bottom in ratios.values()]
+            section.append(
+                f"| {cell[0]:,} | {cell[1]:g} | {cell[3]:g} | {cell[2]} | "
+                + " | ".join(shown_columns + shown_ratios)
+                + " |"
             )
-    daily_cells = sorted({r.cell_key for r in results if r.strategy in DAILY_STRATEGIES})
-    if daily_cells:
-        lines += [
-            "",
-            "Long windows (median seconds per warm run): distinct water levels per location and day, 48-hour late"
-            " window; `late_data` updates each day's distinct count from the values that arrived, `microbatch`"
-            " recomputes every daily batch of the late window.",
-            "",
-            "| locations | history h | late window h | lateness | late_data | microbatch | ours / microbatch |",
-            "|---:|---:|---:|---|---:|---:|---:|",
-        ]
-        for cell in daily_cells:
-            ours_d, micro_d = (median(cell, strategy) for strategy in DAILY_STRATEGIES)
-            lines.append(
-                f"| {cell[0]:,} | {cell[1]:g} | {cell[3]:g} | {cell[2]} | {shown(ours_d)} | {shown(micro_d)}"
-                f" | {ratio(ours_d, micro_d)} |"
-            )
-    session_cells = sorted({r.cell_key for r in results if r.strategy in SESSION_STRATEGIES})
-    if session_cells:
-        lines += [
-            "",
-            "Sessions (median seconds per warm run): each location's water levels in sessions with a 2-minute"
-            " gap, readings sent 20 minutes on, 20 off; heavy: one reading in ten sent late again within the"
-            " late window, sparse: one in a hundred, long-tailed. `late_data` recomputes the sessions that"
-            " end within the late window and a gap of the run, read from their stored starts; `microbatch`"
-            " recomputes every hourly batch of the late window, a gap and one hour more (it cannot know where"
-            " a session that can still change started), each batch read from one gap before it to the run"
-            " time; `full refresh`: the same microbatch model over every batch since the start.",
-            "",
-            "| locations | history h | late window h | lateness | late_data | microbatch | full refresh"
-            " | ours / microbatch | ours / full refresh |",
-            "|---:|---:|---:|---|---:|---:|---:|---:|---:|",
-        ]
-        for cell in session_cells:
-            ours_s, micro_s, full_s = (median(cell, strategy) for strategy in SESSION_STRATEGIES)
-            lines.append(
-                f"| {cell[0]:,} | {cell[1]:g} | {cell[3]:g} | {cell[2]} | {shown(ours_s)} | {shown(micro_s)}"
-                f" | {shown(full_s)} | {ratio(ours_s, micro_s)} | {ratio(ours_s, full_s)} |"
-            )
+        return section
+
+    lines += peer_table(
+        "Measures no checksum updates, on the same readings and run times (median seconds per warm run):"
+        " `late_data percentiles` keeps the median and 95th percentile per location and minute, recomputing"
+        " only the windows whose versions changed; `microbatch percentiles` computes the same percentiles"
+        " over every hourly batch of the late window; `late_data min/max` keeps the minimum and maximum.",
+        {
+            "late_data percentiles": OURS_PERCENTILES,
+            "microbatch percentiles": MICROBATCH_PERCENTILES,
+            "late_data min/max": OURS_EXTREMES,
+        },
+        {"ours / microbatch": (OURS_PERCENTILES, MICROBATCH_PERCENTILES)},
+    )
+    lines += peer_table(
+        "Long windows (median seconds per warm run): distinct water levels per location and day, 48-hour late"
+        " window; `late_data` updates each day's distinct count from the values that arrived, `microbatch`"
+        " recomputes every daily batch of the late window.",
+        {"late_data": OURS_DAILY, "microbatch": MICROBATCH_DAILY},
+        {"ours / microbatch": (OURS_DAILY, MICROBATCH_DAILY)},
+    )
+    lines += peer_table(
+        "Sessions (median seconds per warm run): each location's water levels in sessions with a 2-minute"
+        " gap, readings sent 20 minutes on, 20 off; heavy: one reading in ten sent late again within the"
+        " late window, sparse: one in a hundred, long-tailed. `late_data` recomputes the sessions that"
+        " end within the late window and a gap of the run, read from their stored starts; `microbatch`"
+        " recomputes every hourly batch of the late window, a gap and one hour more (it cannot know where"
+        " a session that can still change started), each batch read from one gap before it to the run"
+        " time; `full refresh`: the same microbatch model over every batch since the start.",
+        {"late_data": OURS_SESSIONS, "microbatch": MICROBATCH_SESSIONS, "full refresh": FULL_REFRESH_SESSIONS},
+        {
+            "ours / microbatch": (OURS_SESSIONS, MICROBATCH_SESSIONS),
+            "ours / full refresh": (OURS_SESSIONS, FULL_REFRESH_SESSIONS),
+        },
+    )
     lines += [
         "",
         "Partitions, files and rows written per run (medians, from the table format's commit metadata;"
