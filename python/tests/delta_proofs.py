@@ -25,22 +25,22 @@ TIMEOUT_SECONDS = 3600
 # table format's metadata or go through what differs between the formats (a write that clears a
 # partition, time travel, file pruning, maintenance, cloning and restoring); the multi-run scenario
 # with the oracle after every run and the history checked against every published state; and the
-# example pipelines whose runs write what no other does (a dimension's applied rows, merged; sliding
-# windows; sessions). Left to Iceberg: what the SQL decides the same way on both (the hand-made corrections
-# and too-late rows, a correction before the horizon, the settings refused), the history compared
-# with the one the package kept before it appended (equal on Delta when the change was made; the
-# scenario here checks Delta's history every run), the error-rate pipeline's proofs (200 s more on
-# Delta) and the example's meter and daily pipelines (their writes are the same macros as the means').
+# session pipeline, whose merges and splits rewrite partitions no other pipeline's runs do. Left to
+# Iceberg: what the SQL decides the same way on both (the hand-made corrections and too-late rows, a
+# correction before the horizon, the settings refused, a backfill refusing a resend), the history
+# compared with the one the package kept before it appended (the scenario here checks Delta's history
+# every run), and the example's other pipelines: their writes are the macros the scenario's means
+# already write on Delta (replace the changed partitions, merge the too-late listing, append the
+# history), and on 2 cores beside the Iceberg workers the dimension pipeline alone took 9 to 16
+# minutes on Delta, the percentiles 3 to 5.
 FORMAT_AWARE_TESTS = (
     "python/tests/test_corrections.py::test_window_emptied_by_a_correction_is_cleared",
     "python/tests/test_scenario_oracle.py",
     "python/tests/test_maintenance.py",
     "python/tests/test_scan_horizon.py::test_a_scheduled_run_reads_no_file_older_than_its_horizon",
     "python/tests/test_scan_horizon.py::test_the_history_reads_and_writes_only_the_pairs_its_result_rewrote",
-    "python/tests/test_example_project.py::test_revenue_by_region_follows_late_corrections_of_the_customer_dimension",
-    "python/tests/test_example_project.py::test_latency_percentiles_on_sliding_windows_stay_right",
     "python/tests/test_example_project.py::test_page_visits_merge_extend_and_split_exactly_under_late_data",
-    "python/tests/test_publishing.py",
+    "python/tests/test_publishing.py::test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_every_table",
     "python/tests/test_delta.py::test_the_classes_spark_loaded_are_the_pinned_release",
 )
 
