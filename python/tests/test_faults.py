@@ -1,5 +1,5 @@
-"""Fault injection: a scheduler process killed (SIGKILL) at four points of a scheduled run, then a new
-process resuming the schedule in the same LATE_DATA_HOME. After each resume the result table equals
+"""Fault injection: a scheduler process killed (SIGKILL) inside a scheduled run, then a new process
+resuming the schedule in the same LATE_DATA_HOME. After each resume the result table equals
 the oracle, the history reproduces every state the result table was ever left in, and holds no
 duplicate or overlapping versions.
 
@@ -34,8 +34,13 @@ def run_time(number: int) -> str:
 
 
 # One process per line: its runs, the last one killed at the named point (fault_driver.KILL_POINTS);
-# every later process first runs the interrupted run time again, then checks, then goes on.
-KILLS = ["model_write", "after_model", "history_append", "audit_insert"]
+# every later process first runs the interrupted run time again, then checks, then goes on. One kill
+# per state a kill can leave: the result written and its history behind (inside the history's
+# append), and every table written but the audit (the audit insert). The third, nothing written (a
+# kill before the result's commit), is a run that failed before its write: test_failed_runs. The
+# other points fault_driver knows (inside the result's write, between model and snapshot) leave one
+# of these states; each kill costs a process of about six minutes under make test's load.
+KILLS = ["history_append", "audit_insert"]
 # The kills after the result table committed the killed run's write: the next run must find it (the
 # table's written_at is ahead of the audit) and recover it as a reconciliation. Killed at the start
 # of the result write, the table holds nothing of that run, and the next run is an ordinary one.
@@ -81,7 +86,7 @@ def drive(home: Path, plan: dict[str, Any]) -> tuple[int, list[dict[str, Any]], 
 
 
 @pytest.mark.spark
-def test_a_schedule_killed_at_four_points_resumes_exactly(tmp_path: Path) -> None:
+def test_a_schedule_killed_inside_a_run_resumes_exactly(tmp_path: Path) -> None:
     started = time.monotonic()
     killed: list[dict[str, Any]] = []  # per kill: point, invocation id, run time, what the audit showed
     for index, plan in enumerate(plans()):
