@@ -26,7 +26,6 @@ from late_data.status import read_status, resume_point
 from late_data.timeutil import format_timestamp, parse_timestamp
 from tests.helpers import TEST_SETTINGS, TEST_VARS, WINDOW_MEANS_COLUMNS, water_levels
 
-RESULT_MODEL = "model.late_data_demo.water_level_window_means"
 HISTORY = "water_level_window_means_history"
 AUDIT = "late_data_run_audit"
 VERSIONS = "int_water_level__versions"
@@ -42,22 +41,12 @@ def statement(message: Any) -> str:
     return message.data.sql.lower() if message.info.name == "SQLQuery" else ""
 
 
-def node_id(message: Any) -> str:
-    """The unique id of the node an event is about ('' for events about no node)."""
-    info = getattr(message.data, "node_info", None)
-    return info.unique_id if info is not None else ""
-
-
 # Kill points: (does this dbt event mark it, seconds to wait before the kill). A delay lets the
 # statement start, so the kill lands while Spark executes it rather than before.
 KILL_POINTS: dict[str, tuple[Any, float]] = {
-    # (a) Inside the result model: its rows are staged, the write of its partitions about to run.
-    "model_write": (lambda m: node_id(m) == RESULT_MODEL and "replace where" in statement(m), 0.0),
-    # (b) The result model's node has finished (its table committed); the history snapshot not started.
-    "after_model": (lambda m: m.info.name == "NodeFinished" and node_id(m) == RESULT_MODEL, 0.0),
-    # (c) While the history snapshot appends the versions the run closed (0.2 s after it starts).
+    # While the history snapshot appends the versions the run closed (0.2 s after it starts).
     "history_append": (lambda m: "insert into" in statement(m) and f"{HISTORY}__closed" in statement(m), 0.2),
-    # (d) The on-run-end audit insert: every table of the run committed, the audit rows not.
+    # The on-run-end audit insert: every table of the run committed, the audit rows not.
     "audit_insert": (lambda m: "insert into" in statement(m) and AUDIT in statement(m), 0.0),
 }
 

@@ -35,16 +35,13 @@ def run_time(number: int) -> str:
 
 # One process per line: its runs, the last one killed at the named point (fault_driver.KILL_POINTS);
 # every later process first runs the interrupted run time again, then checks, then goes on. One kill
-# per state a kill can leave: the result written and its history behind (inside the history's
-# append), and every table written but the audit (the audit insert). The third, nothing written (a
-# kill before the result's commit), is a run that failed before its write: test_failed_runs. The
-# other points fault_driver knows (inside the result's write, between model and snapshot) leave one
-# of these states; each kill costs a process of about six minutes under make test's load.
+# per state a kill can leave after the result table committed the killed run's write: its history
+# behind (inside the history's append), or every table written but the audit (the audit insert).
+# Either way the next run must find the write (the table's written_at is ahead of the audit) and
+# recover it as a reconciliation. A kill before the result's commit leaves nothing of the run: a run
+# that failed before its write (test_failed_runs). Each kill costs a process, about six minutes
+# under make test's load.
 KILLS = ["history_append", "audit_insert"]
-# The kills after the result table committed the killed run's write: the next run must find it (the
-# table's written_at is ahead of the audit) and recover it as a reconciliation. Killed at the start
-# of the result write, the table holds nothing of that run, and the next run is an ordinary one.
-WRITTEN_BEFORE_KILL = {"after_model", "history_append", "audit_insert"}
 
 
 def plans() -> list[dict[str, Any]]:
@@ -101,10 +98,7 @@ def test_a_schedule_killed_inside_a_run_resumes_exactly(tmp_path: Path) -> None:
             kill["before_resume"] = before
             (recovery,) = [record["before_recovery"] for record in records if "before_recovery" in record]
             written = [write["written_until"] for write in recovery["interrupted_writes"]]
-            if kill["killing"] in WRITTEN_BEFORE_KILL:
-                assert written == [kill["run_time"]], (kill, recovery)
-            else:
-                assert written == [] and before["result_windows_published_by_killed_run"] == 0, (kill, recovery)
+            assert written == [kill["run_time"]], (kill, recovery)
             (check, *later_checks) = [record["check"] for record in records if "check" in record]
             for result in (check, *later_checks):
                 assert_exact(result, kill)
@@ -112,8 +106,7 @@ def test_a_schedule_killed_inside_a_run_resumes_exactly(tmp_path: Path) -> None:
             # The killed invocation recorded nothing; the resumed run recorded what it recovered,
             # and status no longer lists an interrupted write.
             assert check["audit_of_killed"] == [] and check["interrupted_writes"] == [], (kill, check)
-            if written:
-                assert check["last_recovered_from"] == kill["run_time"], (kill, check)
+            assert check["last_recovered_from"] == kill["run_time"], (kill, check)
         kills = [record for record in records if "killing" in record]
         if index < len(KILLS):
             assert returncode == -9 and [record["killing"] for record in kills] == [KILLS[index]], (
