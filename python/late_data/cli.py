@@ -47,7 +47,7 @@ from late_data.publishing import (
 )
 from late_data.raw_tables import create_raw_tables, require_raw_tables, require_sources
 from late_data.status import read_status, require_built
-from late_data.timeutil import parse_timestamp, utc_now
+from late_data.timeutil import format_timestamp, parse_timestamp, utc_now
 
 if TYPE_CHECKING:
     from late_data.cluster.writer_lock import WriterLock
@@ -195,7 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--project-dir",
         type=Path,
         default=None,
-        help="the dbt project (default: LATE_DATA_PROJECT_DIR, else this repository's demo)",
+        help="the dbt project (default: LATE_DATA_PROJECT_DIR, else the current directory when it is one, else this repository's demo)",
     )
     parser.add_argument(
         "--profiles-dir",
@@ -763,7 +763,18 @@ def check_command(args: argparse.Namespace) -> int:
     windows = sum(check.windows.windows_checked for check in checks)
     mismatched = sum(check.mismatched for check in checks)
     listed = [check.too_late for check in checks if check.too_late is not None]
-    entries = f", {sum(listing.windows_checked for listing in listed)} too-late entries" if listed else ""
+    entries_checked = sum(listing.windows_checked for listing in listed)
+    if windows == 0 and entries_checked == 0:
+        # A comparison of nothing proves nothing: a source no run has loaded a row of yet, or a moment
+        # before the first rows, is a setup to finish, not a pipeline found right.
+        names = ", ".join(pipeline.name for pipeline in pipelines)
+        raise SetupError(
+            f"nothing to check: {names} and the recomputation from {'its' if len(pipelines) == 1 else 'their'}"
+            " sources hold no window and no too-late entry"
+            + (f" as of {format_timestamp(args.run_time)}" if args.run_time else "")
+            + ": load rows into the sources, run, then check"
+        )
+    entries = f", {entries_checked} too-late entries" if listed else ""
     print(f"check: {windows} windows{entries} checked, {mismatched} mismatched")
     return 1 if mismatched else 0
 

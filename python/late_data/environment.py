@@ -18,6 +18,8 @@ from typing import IO, Any
 ICEBERG_JAR_PACKAGE = "snowpark_connect_deps_iceberg"
 ICEBERG_JAR_NAME = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
 TABLE_FORMATS = ("iceberg", "delta")
+# This repository's checkout: the demo project, its profiles and the package.
+CHECKOUT = Path(__file__).resolve().parents[2]
 # Profile targets (profiles/profiles.yml). The embedded ones are named after their table format;
 # `cluster` (session method on the standalone master) and `thrift` (a Spark Thrift Server) share
 # one catalog, the Hive metastore service of `late-data cluster up`, and are Iceberg only.
@@ -126,10 +128,17 @@ def find_profiles_dir(project_dir: Path) -> Path:
 
 
 def find_project_dir() -> Path:
-    """The dbt project: LATE_DATA_PROJECT_DIR (`late-data --project-dir` sets it), else the checkout
-    this package lives in (the demo)."""
+    """The dbt project: LATE_DATA_PROJECT_DIR (`late-data --project-dir` sets it), else the current
+    directory when it is a dbt project (as dbt takes it: a user's ingestion script run in a project
+    `late-data init` made reaches that project's warehouse), else the checkout this package lives in
+    (the demo)."""
     configured = os.environ.get("LATE_DATA_PROJECT_DIR")
-    candidate = Path(configured) if configured else Path(__file__).resolve().parents[2]
+    if configured:
+        candidate = Path(configured)
+    elif (Path.cwd() / "dbt_project.yml").is_file():
+        candidate = Path.cwd()
+    else:
+        candidate = CHECKOUT
     if not (candidate / "dbt_project.yml").is_file():
         raise SetupError(f"no dbt_project.yml in {candidate}: set LATE_DATA_PROJECT_DIR to the project root")
     return candidate

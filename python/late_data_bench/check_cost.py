@@ -27,13 +27,13 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from late_data.environment import find_project_dir
+from late_data.environment import CHECKOUT
 from late_data.timeutil import format_timestamp
 from late_data_bench.processes import environment_for, in_own_process
 
 log = logging.getLogger(__name__)
 
-REPOSITORY = find_project_dir()
+REPOSITORY = CHECKOUT
 EXAMPLE = REPOSITORY / "integration_tests"
 DRIVER_MEMORY = "2g"
 ORIGIN = datetime(2026, 6, 1, 0, 0, 0)

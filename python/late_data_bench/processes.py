@@ -10,9 +10,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from late_data.environment import find_project_dir
+from late_data.environment import CHECKOUT
 
-REPOSITORY = find_project_dir()
+REPOSITORY = CHECKOUT
 
 
 def environment_for(home: Path, project_dir: Path, schema: str, driver_memory: str = "2g") -> dict[str, str]:

@@ -10,8 +10,10 @@ from types import SimpleNamespace
 import pytest
 
 from late_data import cli
+from late_data.check import PipelineCheck
 from late_data.dbt_project import DbtProject
 from late_data.environment import SetupError
+from late_data.oracle import Comparison
 from late_data.pipeline import Upkeep, maintain_tables
 from late_data.pipelines import Measure, Pipeline
 from late_data.raw_tables import require_raw_tables
@@ -294,6 +296,29 @@ def test_a_missing_raw_table_is_refused_naming_it(
     error = capsys.readouterr().err
     assert "raw table raw.water_level_readings missing" in error and "late-data setup" in error
     assert not project.executed
+
+
+def test_a_check_that_compares_nothing_is_refused_not_reported_as_a_pass(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A project fresh from `late-data init` whose source got no row before its first runs: the
+    check found no window and no too-late entry on either side, and said `0 mismatched`, exit 0."""
+    nothing = Comparison(windows_checked=0, mismatched=0, examples=[])
+    monkeypatch.setattr(cli, "open_project", lambda writer=None: FakeProject(set()))
+    monkeypatch.setattr(cli, "pipelines_with_sources", lambda project, names=None: [demo_pipeline()])
+    monkeypatch.setattr(cli, "require_built", lambda project: None)
+    monkeypatch.setattr(cli, "check_pipeline", lambda *args: PipelineCheck(nothing, nothing))
+    assert cli.main(["check", "--run-time", "2026-01-01 01:00:10"]) == 2
+    captured = capsys.readouterr()
+    assert "mismatched" not in captured.out
+    assert captured.err.strip() == (
+        "late-data: nothing to check: water_level_window_means and the recomputation from its sources hold no"
+        " window and no too-late entry as of 2026-01-01 01:00:10: load rows into the sources, run, then check"
+    )
+    counted = Comparison(windows_checked=3, mismatched=0, examples=[])
+    monkeypatch.setattr(cli, "check_pipeline", lambda *args: PipelineCheck(counted, nothing))
+    assert cli.main(["check"]) == 0
+    assert capsys.readouterr().out.strip() == "check: 3 windows, 0 too-late entries checked, 0 mismatched"
 
 
 def test_setup_and_generate_create_the_raw_tables(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -28,9 +28,9 @@ import pytest
 from late_data import cluster
 from late_data.cluster import writer_lock
 from late_data.dbt_project import DbtProject, describe_failure
-from late_data.environment import ProjectEnvironment, SetupError, find_project_dir, lock_home, prepare_environment
+from late_data.environment import CHECKOUT, ProjectEnvironment, SetupError, lock_home, prepare_environment
 
-PROJECT_DIR = find_project_dir()
+PROJECT_DIR = CHECKOUT
 BIN = Path(sys.executable).parent
 # Everything prepare_environment exports or the cluster reads: saved and restored around each test.
 SETTINGS = (

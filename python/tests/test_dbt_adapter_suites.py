@@ -23,9 +23,9 @@ from dbt.tests.fixtures.project import *  # noqa: F403 - the suites' fixtures (p
 from dbt.tests.util import check_relations_equal, run_dbt
 
 from late_data.dbt_project import DbtProject
-from late_data.environment import find_project_dir
+from late_data.environment import CHECKOUT
 
-PACKAGE = find_project_dir() / "package"
+PACKAGE = CHECKOUT / "package"
 SNAPSHOT_WRAPPER = """
 {% materialization snapshot, adapter='spark' %}
     {{- return(late_data.materialization_snapshot_spark()) -}}

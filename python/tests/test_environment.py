@@ -12,7 +12,15 @@ import pytest
 
 from late_data import cli
 from late_data.dbt_project import DbtProject
-from late_data.environment import ProjectEnvironment, SetupError, lock_home, prepare_environment, require_java
+from late_data.environment import (
+    CHECKOUT,
+    ProjectEnvironment,
+    SetupError,
+    find_project_dir,
+    lock_home,
+    prepare_environment,
+    require_java,
+)
 from late_data.generator import Scenario
 from late_data.pipeline import next_run_time, schedule_times
 
@@ -39,6 +47,26 @@ def test_a_second_process_on_the_same_home_is_refused(tmp_path: Path) -> None:
     finally:
         held.close()
     lock_home(environment).close()  # free again once the holder is gone
+
+
+def test_the_project_is_the_setting_else_the_dbt_project_in_the_current_directory_else_the_checkout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ingestion script run in a project of one's own (docs/your-own-pipeline.md) reaches that
+    project's warehouse, not the demo's."""
+    own, elsewhere = tmp_path / "meters", tmp_path / "elsewhere"
+    own.mkdir()
+    elsewhere.mkdir()
+    (own / "dbt_project.yml").write_text("name: meters\n")
+    monkeypatch.delenv("LATE_DATA_PROJECT_DIR", raising=False)
+    monkeypatch.chdir(own)
+    assert find_project_dir() == own
+    monkeypatch.chdir(elsewhere)
+    assert find_project_dir() == CHECKOUT
+    monkeypatch.setenv("LATE_DATA_PROJECT_DIR", str(elsewhere))
+    monkeypatch.chdir(own)
+    with pytest.raises(SetupError, match=r"no dbt_project.yml in .*elsewhere: set LATE_DATA_PROJECT_DIR"):
+        find_project_dir()
 
 
 def test_scenario_rejects_impossible_shares() -> None:

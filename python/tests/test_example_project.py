@@ -24,12 +24,12 @@ import pytest
 
 from late_data import cli
 from late_data.dbt_project import DbtProject
-from late_data.environment import find_project_dir, prepare_environment
+from late_data.environment import CHECKOUT, prepare_environment
 from late_data.table_history import commits_after, latest_version
 from late_data.timeutil import format_timestamp
 from tests.helpers import clock, dbt_statuses
 
-REPOSITORY = find_project_dir()
+REPOSITORY = CHECKOUT
 EXAMPLE = REPOSITORY / "integration_tests"
 SCHEMA, RAW_SCHEMA, EXAMPLE_RAW = "meters", "meters_raw", "example_raw"
 ORIGIN = datetime(2026, 6, 1, 0, 0, 0)
