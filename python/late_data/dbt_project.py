@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from late_data.environment import (
+    CHECKOUT,
     DELTA_PACKAGE,
     ProjectEnvironment,
     SetupError,
@@ -28,7 +29,7 @@ from late_data.environment import (
 log = logging.getLogger(__name__)
 
 # This repository's profiles.yml, whose targets take their schema from LATE_DATA_SCHEMA (default analytics).
-OWN_PROFILES = Path(__file__).resolve().parents[2] / "profiles"
+OWN_PROFILES = CHECKOUT / "profiles"
 # Vars that change per run and are only read at execution time, so a parsed manifest stays valid.
 RUN_VARS = frozenset({"run_time", "backfill", "as_of", "reconcile", "late_data_explain"})
 # Environment settings that dbt reads while parsing (profiles.yml, dbt_project.yml).

@@ -17,12 +17,12 @@ from typing import Any
 
 from late_data.class_archive import make_class_archive
 from late_data.dbt_project import DbtProject
-from late_data.environment import SetupError, prepare_environment
+from late_data.environment import CHECKOUT, SetupError, prepare_environment
 
 INIT_MARK = "written by `late-data init`"
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MEASURE_KINDS = ("count", "sum", "mean", "min", "max", "count_distinct", "median")
-REPOSITORY_PACKAGE = Path(__file__).resolve().parents[2] / "package"
+REPOSITORY_PACKAGE = CHECKOUT / "package"
 
 
 @dataclass(frozen=True)

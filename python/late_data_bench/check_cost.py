@@ -33,8 +33,7 @@ from late_data_bench.processes import environment_for, in_own_process
 
 log = logging.getLogger(__name__)
 
-REPOSITORY = CHECKOUT
-EXAMPLE = REPOSITORY / "integration_tests"
+EXAMPLE = CHECKOUT / "integration_tests"
 DRIVER_MEMORY = "2g"
 ORIGIN = datetime(2026, 6, 1, 0, 0, 0)
 RUN_EVERY = timedelta(hours=4)
@@ -83,7 +82,7 @@ def _example_costs() -> list[CheckCost]:
 
 def _cell_costs() -> list[CheckCost]:
     home = Path(tempfile.mkdtemp(prefix="check_cost_cell_"))
-    env = environment_for(home, REPOSITORY, "analytics", DRIVER_MEMORY)
+    env = environment_for(home, CHECKOUT, "analytics", DRIVER_MEMORY)
     origin = "2026-01-01 00:00:00"
     schedule = [
         "schedule",

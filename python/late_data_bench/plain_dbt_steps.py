@@ -21,13 +21,14 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
+from late_data.environment import CHECKOUT
 from late_data.timeutil import format_timestamp
 from late_data_bench.dbt_steps import STEPS
-from late_data_bench.processes import REPOSITORY, environment_for, in_own_process
+from late_data_bench.processes import environment_for, in_own_process
 
 log = logging.getLogger(__name__)
 
-EXAMPLE = REPOSITORY / "integration_tests"
+EXAMPLE = CHECKOUT / "integration_tests"
 ORIGIN = datetime(2026, 6, 1, 0, 0, 0)
 HISTORY = timedelta(hours=2)
 METERS = 20

@@ -12,8 +12,6 @@ from typing import Any
 
 from late_data.environment import CHECKOUT
 
-REPOSITORY = CHECKOUT
-
 
 def environment_for(home: Path, project_dir: Path, schema: str, driver_memory: str = "2g") -> dict[str, str]:
     """This process's environment without its LATE_DATA_ settings (the table format and target
@@ -27,7 +25,7 @@ def environment_for(home: Path, project_dir: Path, schema: str, driver_memory: s
     home.mkdir(parents=True, exist_ok=True)
     # The checkout's jars and the JVM's class archive (late-data setup made it), as cron would find them.
     for shared in ("jars", "jvm"):
-        source = Path(os.environ.get("LATE_DATA_HOME", REPOSITORY / ".late_data")) / shared
+        source = Path(os.environ.get("LATE_DATA_HOME", CHECKOUT / ".late_data")) / shared
         if source.exists() and not (home / shared).exists():
             (home / shared).symlink_to(source)
     env.update(
@@ -37,9 +35,7 @@ def environment_for(home: Path, project_dir: Path, schema: str, driver_memory: s
             "LATE_DATA_SCHEMA": schema,
             "LATE_DATA_DRIVER_MEMORY": driver_memory,
             "DBT_TARGET_PATH": str(home / "target"),
-            "DBT_PROFILES_DIR": str(
-                project_dir if (project_dir / "profiles.yml").is_file() else REPOSITORY / "profiles"
-            ),
+            "DBT_PROFILES_DIR": str(project_dir if (project_dir / "profiles.yml").is_file() else CHECKOUT / "profiles"),
         }
     )
     return env

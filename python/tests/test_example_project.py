@@ -29,8 +29,7 @@ from late_data.table_history import commits_after, latest_version
 from late_data.timeutil import format_timestamp
 from tests.helpers import clock, dbt_statuses
 
-REPOSITORY = CHECKOUT
-EXAMPLE = REPOSITORY / "integration_tests"
+EXAMPLE = CHECKOUT / "integration_tests"
 SCHEMA, RAW_SCHEMA, EXAMPLE_RAW = "meters", "meters_raw", "example_raw"
 ORIGIN = datetime(2026, 6, 1, 0, 0, 0)
 at = clock(ORIGIN)
@@ -113,7 +112,7 @@ def plain_dbt(*args: str, run_time: datetime | None = None) -> Any:
             "--project-dir",
             str(EXAMPLE),
             "--profiles-dir",
-            str(REPOSITORY / "profiles"),
+            str(CHECKOUT / "profiles"),
             *vars_args,
         ]
     )
@@ -509,7 +508,7 @@ def test_revenue_by_region_follows_late_corrections_of_the_customer_dimension(
             "--project-dir",
             str(EXAMPLE),
             "--profiles-dir",
-            str(REPOSITORY / "profiles"),
+            str(CHECKOUT / "profiles"),
         ]
     )
     statuses = dbt_statuses(outcome, "test")
@@ -633,7 +632,7 @@ def test_the_example_project_parses_without_a_deprecation_warning() -> None:
         if event.info.name.endswith("Deprecation"):
             deprecations.append(event.info.name)
 
-    common = ["--project-dir", str(EXAMPLE), "--profiles-dir", str(REPOSITORY / "profiles")]
+    common = ["--project-dir", str(EXAMPLE), "--profiles-dir", str(CHECKOUT / "profiles")]
     assert dbtRunner().invoke(["--quiet", "deps", *common]).success
     assert dbtRunner(callbacks=[collect]).invoke(["--quiet", "parse", "--no-partial-parse", *common]).success
     assert deprecations == []
@@ -710,8 +709,8 @@ def test_a_bad_measure_window_or_undeclared_dimension_is_refused_naming_it(
     yml = broken / "models" / f"{model}.yml"
     assert old in yml.read_text()
     yml.write_text(yml.read_text().replace(old, new))
-    (broken / "packages.yml").write_text(f"packages:\n  - local: {REPOSITORY / 'package'}\n")
-    common = ["--project-dir", str(broken), "--profiles-dir", str(REPOSITORY / "profiles")]
+    (broken / "packages.yml").write_text(f"packages:\n  - local: {CHECKOUT / 'package'}\n")
+    common = ["--project-dir", str(broken), "--profiles-dir", str(CHECKOUT / "profiles")]
     tables = [f"{SCHEMA}.{model}", f"{SCHEMA}.{model}__versions"]
     rows_before = [
         example.spark.table(table).count() if example.spark.catalog.tableExists(table) else None for table in tables
