@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup demo test check lint docs sql-docs pytest pytest-cluster cluster-packages bench bench-quick bench-soak cluster-up cluster-down cluster-status cluster-demo clean
+.PHONY: setup demo test check lint docs sql-docs pytest pytest-cluster cluster-packages bench bench-quick bench-soak bench-soak-delta cluster-up cluster-down cluster-status cluster-demo clean
 
 setup: $(INSTALLED)
 
@@ -90,6 +90,13 @@ bench: setup
 # (1,000 runs took 108 minutes on 2026-11-27).
 bench-soak: setup
 	$(BIN)/late-data bench --soak 1000 --cell 100:2:heavy --out bench
+
+# The same day of runs on Delta (where Delta's jars can be had) into bench/delta/soak_100_heavy.*.
+# Not part of `make bench`: 300 runs took 84 minutes here on 2026-11-28, so 1,000 take about four and
+# a half hours. SOAK_RUNS=300 for a shorter one.
+SOAK_RUNS = 1000
+bench-soak-delta: setup
+	LATE_DATA_HOME=$(DELTA_HOME) $(BIN)/late-data bench --table-format delta --soak $(SOAK_RUNS) --cell 100:2:heavy --out bench/delta
 
 bench-quick: setup
 	$(BIN)/late-data bench --quick --out bench/quick
