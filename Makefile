@@ -88,13 +88,14 @@ bench: setup
 # A day of one-minute scheduled runs (1,000 at 100 heavy series, the scheduler's upkeep on): each
 # run's seconds, files and metadata into bench/soak_100_heavy.{csv,md,png}. About 2 hours here
 # (1,000 runs took 108 minutes on 2026-11-27).
+# SOAK_RUNS=300 for a shorter soak.
+SOAK_RUNS = 1000
 bench-soak: setup
-	$(BIN)/late-data bench --soak 1000 --cell 100:2:heavy --out bench
+	$(BIN)/late-data bench --soak $(SOAK_RUNS) --cell 100:2:heavy --out bench
 
 # The same day of runs on Delta (where Delta's jars can be had) into bench/delta/soak_100_heavy.*.
-# Not part of `make bench`: 300 runs took 84 minutes here on 2026-11-28, so 1,000 take about four and
-# a half hours. SOAK_RUNS=300 for a shorter one.
-SOAK_RUNS = 1000
+# Not part of `make bench`: 300 runs took 84 minutes here on 2026-11-28, so 1,000 would take about
+# four and a half hours (extrapolated, not run).
 bench-soak-delta: setup
 	LATE_DATA_HOME=$(DELTA_HOME) $(BIN)/late-data bench --table-format delta --soak $(SOAK_RUNS) --cell 100:2:heavy --out bench/delta
 
