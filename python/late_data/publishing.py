@@ -320,6 +320,8 @@ def stage_backfill(
         raise PublishRefused(f"a version named {name} exists already: choose another --name")
     schema = project.target_schema()
     stage = stage_schema(project, name)
+    for table in sorted({table for pipeline in pipelines for table in pipeline_tables(project, pipeline)}):
+        table_versions.hold_for_named_version(project, table)
     base = {
         table: table_versions.current_version(project, table)
         for p in pipelines
@@ -804,7 +806,10 @@ def append_audit_rows(project: DbtProject, version: NamedVersion, kind: str) -> 
 def keep_description(project: DbtProject) -> str:
     if project.environment.table_format == "iceberg":
         return "Iceberg snapshots 24 hours and at least the last 100 (keep_hours, keep_snapshots)"
-    return "Delta's files 168 hours (VACUUM's retention) and its log 30 days (delta.logRetentionDuration)"
+    return (
+        "Delta's files and log 24 hours (keep_hours), 168 hours on a table a named version of the last 168 hours"
+        " holds (delta.deletedFileRetentionDuration, delta.logRetentionDuration)"
+    )
 
 
 def version_lines(project: DbtProject) -> list[str]:

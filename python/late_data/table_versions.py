@@ -5,9 +5,16 @@ a run" is the version current when that run's audit rows were recorded."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from late_data.dbt_project import DbtProject
+
+# What a named version keeps on Delta: Delta's own default file retention, since it has no tags.
+NAMED_VERSION_SECONDS = 168 * 3600
+RETENTIONS = ("delta.deletedFileRetentionDuration", "delta.logRetentionDuration")
+# How late_data.set_delta_retention writes them; any other value is the user's and left alone.
+MAINTAINED_RETENTION = re.compile(r"^interval (\d+) seconds$")
 
 
 def timestamp_literal(moment: datetime | None) -> str:
@@ -84,6 +91,24 @@ def restore(project: DbtProject, table: str, version: int) -> None:
         project.execute(f"call spark_catalog.system.set_current_snapshot(table => '{table}', snapshot_id => {version})")
     else:
         project.execute(f"restore table {table} to version as of {version}")
+
+
+def hold_for_named_version(project: DbtProject, table: str) -> None:
+    """Delta: a retention that maintenance shortened below 168 hours (late_data.set_delta_retention)
+    back to 168 hours before a named version is made of the table, so the files and log of the
+    version it names outlive the next maintenance (which keeps 168 hours for it from then on).
+    Iceberg's tags hold their snapshots by themselves."""
+    if _format(project) == "iceberg":
+        return
+    properties = {row["key"]: row["value"] for row in project.query(f"show tblproperties {table}")}
+    shortened = [
+        key
+        for key in RETENTIONS
+        if (match := MAINTAINED_RETENTION.match(str(properties.get(key, "")))) and int(match[1]) < NAMED_VERSION_SECONDS
+    ]
+    if shortened:
+        held = ", ".join(f"'{key}' = 'interval {NAMED_VERSION_SECONDS} seconds'" for key in shortened)
+        project.execute(f"alter table {table} set tblproperties ({held})")
 
 
 def tag(project: DbtProject, table: str, name: str, version: int) -> None:

@@ -1,8 +1,9 @@
 """Table maintenance bounds what every run commits and changes no number.
 
 Read from each table format's own metadata: Iceberg's `{table}.snapshots` and `{table}.files`,
-Delta's DESCRIBE HISTORY and DESCRIBE DETAIL. One scenario and one maintenance run serve every
-test of the module; the counts are taken right after them, so the tests' order does not matter."""
+Delta's DESCRIBE HISTORY, DESCRIBE DETAIL and the files in the table's folder. One scenario and one
+maintenance run serve every test of the module; the counts are taken right after them, so the
+tests' order does not matter."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ import pytest
 from late_data.delta_log import local_path
 from late_data.oracle import compare_window_means
 from late_data.pipeline import RunReport, run_simulated, scenario_feed
-from late_data.table_versions import current_metadata_file
+from late_data.publishing import NamedVersion, record
+from late_data.table_versions import NAMED_VERSION_SECONDS, current_metadata_file, hold_for_named_version
 from tests.helpers import TEST_SETTINGS, TEST_VARS, Pipeline, water_levels
 
 ORIGIN = datetime(2026, 3, 5, 6, 0, 0)
@@ -35,6 +37,17 @@ def data_files(spark: Any, table: str, table_format: str) -> int:
     if table_format == "iceberg":
         return int(spark.sql(f"select count(*) from {table}.files").first()[0])
     return int(spark.sql(f"describe detail {table}").first()["numFiles"])
+
+
+def files_on_disk(spark: Any, table: str) -> int:
+    """Delta: the data files in the table's folder, those of older versions VACUUM left included."""
+    location = local_path(str(spark.sql(f"describe detail {table}").first()["location"]))
+    return sum(1 for path in location.rglob("*.parquet") if "_delta_log" not in path.parts)
+
+
+def retention_properties(spark: Any, table: str) -> tuple[str | None, str | None]:
+    properties = {row["key"]: row["value"] for row in spark.sql(f"show tblproperties {table}").collect()}
+    return properties.get("delta.deletedFileRetentionDuration"), properties.get("delta.logRetentionDuration")
 
 
 def operations(spark: Any, table: str, after_version: int) -> list[str]:
@@ -56,6 +69,7 @@ class Maintained:
     audit_files_after: int
     unchanged: tuple[Any, Any]  # (before, after): means rows, history and audit row counts
     audit_operations: list[str]  # Delta: what maintenance committed to the audit
+    held: tuple[int, list[Any]] | None  # Delta: the means' version a named version holds, its rows
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +99,14 @@ def maintained(project: Any) -> Maintained:
     commits_before = {table: commit_count(spark, table, fmt) for table in [*tables, audit]}
     audit_files_before, before = data_files(spark, audit, fmt), state()
     audit_version = spark.sql(f"describe history {audit}").first()["version"] if fmt == "delta" else 0
+    held = None
+    if fmt == "delta":
+        # A named version of the means three commits back, whose files the later runs replaced.
+        version = spark.sql(f"describe history {tables[0]} limit 1").first()["version"] - 3
+        held = (version, spark.sql(f"select * from {tables[0]} version as of {version}").collect())
+        record(
+            project, NamedVersion("held", "backfill", "published", ["water_level"], None, tables={tables[0]: version})
+        )
 
     project.invoke(["run-operation", "late_data.maintain_tables", "--args", "{keep_hours: 0, keep_snapshots: 1}"])
 
@@ -100,6 +122,7 @@ def maintained(project: Any) -> Maintained:
         audit_files_after=data_files(spark, audit, fmt),
         unchanged=(before, state()),
         audit_operations=operations(spark, audit, audit_version) if fmt == "delta" else [],
+        held=held,
     )
 
 
@@ -130,12 +153,39 @@ def test_maintenance_compacts_the_audit_and_changes_no_number(maintained: Mainta
 
 def test_maintenance_expires_old_snapshots(maintained: Maintained) -> None:
     if maintained.pipeline.project.environment.table_format == "delta":
-        pytest.skip(
-            "Delta has no snapshot expiry to prove: its versions leave the log only at a checkpoint after"
-            " delta.logRetentionDuration (30 days), and VACUUM keeps the files of the last 168 hours unless"
-            " its retention check is turned off; the maintenance keeps that floor"
-        )
+        pytest.skip("Delta keeps versions by time only: test_delta_keeps_keep_hours_of_files_and_log")
     assert maintained.commits_after == {table: 1 for table in maintained.commits_after}
+
+
+def test_delta_keeps_keep_hours_of_files_and_log(maintained: Maintained) -> None:
+    """keep_hours=0: VACUUM leaves only the current version's files and both retentions are 0
+    seconds, except on the means, which a named version of the last 168 hours holds: 168 hours, and
+    its version still reads as it did. With nothing changed, maintaining again commits no property;
+    staging a backfill holds a shortened table for its named version, and leaves a user's retention alone."""
+    project = maintained.pipeline.project
+    if project.environment.table_format != "delta":
+        pytest.skip("Iceberg expires snapshots: test_maintenance_expires_old_snapshots")
+    spark, (means, too_late, history), audit = project.spark, maintained.tables, maintained.audit
+    for table in (too_late, history, audit):
+        assert retention_properties(spark, table) == ("interval 0 seconds",) * 2, table
+        assert files_on_disk(spark, table) == spark.sql(f"describe detail {table}").first()["numFiles"], table
+    held = f"interval {NAMED_VERSION_SECONDS} seconds"
+    assert retention_properties(spark, means) == (held, held)
+    assert files_on_disk(spark, means) > spark.sql(f"describe detail {means}").first()["numFiles"]
+    assert maintained.held is not None
+    version, rows = maintained.held
+    assert spark.sql(f"select * from {means} version as of {version}").collect() == rows
+
+    versions = {table: spark.sql(f"describe history {table} limit 1").first()["version"] for table in (means, audit)}
+    project.invoke(["run-operation", "late_data.maintain_tables", "--args", "{keep_hours: 0, keep_snapshots: 1}"])
+    for table, before in versions.items():
+        assert "SET TBLPROPERTIES" not in operations(spark, table, before), table
+
+    hold_for_named_version(project, too_late)
+    assert retention_properties(spark, too_late) == (held, held)
+    spark.sql(f"alter table {too_late} set tblproperties ('delta.logRetentionDuration' = 'interval 1 hours')")
+    hold_for_named_version(project, too_late)  # a retention the user wrote is theirs
+    assert retention_properties(spark, too_late) == (held, "interval 1 hours")
 
 
 def test_the_next_run_still_finds_what_changed(maintained: Maintained) -> None:
@@ -154,7 +204,7 @@ def test_an_iceberg_table_keeps_its_newest_metadata_files_only(maintained: Maint
     files (the current one and 20 before it), every table built or maintained by the package."""
     project = maintained.pipeline.project
     if project.environment.table_format == "delta":
-        pytest.skip("Delta's log keeps itself bounded (checkpoints, delta.logRetentionDuration)")
+        pytest.skip("Delta's log is bounded by its retention (test_delta_keeps_keep_hours_of_files_and_log)")
     spark = project.spark
     history = maintained.tables[2]
     for table in [*maintained.tables, maintained.audit]:

@@ -75,10 +75,14 @@
 
 
 {% macro maintain_delta(relations, keep_hours) %}
-    {#- Delta keeps its log small by itself (checkpoints); files of old versions go with VACUUM,
-        whose retention below 168 hours Delta refuses unless its safety check is turned off.
-        VACUUM's listing and deletion parallelism are session settings (the project's profile):
-        left at Spark's default, its listing alone is a 10,000-task stage. -#}
+    {#- Delta keeps `keep_hours` through each table's own retention, so nothing turns its VACUUM
+        safety check off: VACUUM deletes the files a version dropped once its tombstone is older
+        than delta.deletedFileRetentionDuration, checkpoints stop carrying those tombstones, and
+        Delta deletes log files older than delta.logRetentionDuration (counted from midnight UTC)
+        at a checkpoint. Delta has no tags: a table that a named version recorded in the last 168
+        hours names keeps 168 hours (late_data.delta_retention_seconds). VACUUM's listing and
+        deletion parallelism are session settings (the project's profile): left at Spark's
+        default, its listing alone is a 10,000-task stage. -#}
     {%- if relations.audit -%}
         {%- do adapter.execute('optimize ' ~ relations.audit.render()) -%}
     {%- endif -%}
@@ -88,9 +92,59 @@
     {%- for table in relations.history -%}
         {%- do adapter.execute('optimize ' ~ table.render()) -%}
     {%- endfor -%}
+    {%- set named = late_data.delta_named_tables(within_hours=168) -%}
     {%- for table in relations.all -%}
-        {%- do adapter.execute('vacuum ' ~ table.render() ~ ' retain ' ~ [keep_hours, 168] | max ~ ' hours') -%}
+        {%- set seconds = late_data.delta_retention_seconds(keep_hours=keep_hours, named=table.render() | lower in named) -%}
+        {%- do late_data.set_delta_retention(relation=table, seconds=seconds) -%}
+        {%- do adapter.execute('vacuum ' ~ table.render()) -%}
     {%- endfor -%}
     {{- log('late_data.maintain_tables: optimized the audit, versions tables and '
         ~ relations.history | length ~ ' histories, vacuumed ' ~ relations.all | length ~ ' tables', info=true) -}}
+{% endmacro %}
+
+
+{% macro delta_retention_seconds(keep_hours, named) %}
+    {#- Whole seconds, at least `keep_hours`; 168 hours, Delta's own default, for a table a recent
+        named version names, since no tag holds its files. -#}
+    {%- set hours = [keep_hours | float, 168 if named else 0] | max -%}
+    {{- return((hours * 3600) | round(0, 'ceil') | int) -}}
+{% endmacro %}
+
+
+{% macro delta_named_tables(within_hours) %}
+    {#- The tables (schema.table, lower case) whose version a named version recorded in the last
+        `within_hours` holds or was staged on (late_data_named_versions, written by the late-data
+        CLI's stage, publish and rollback). Asked of the catalog, not of the relations this process
+        remembers: another process, the CLI's, makes that table. -#}
+    {%- if not run_query('show tables in ' ~ target.schema ~ " like 'late_data_named_versions'").rows -%}
+        {{- return([]) -}}
+    {%- endif -%}
+    {%- set recent = run_query(
+        'select tables, base from ' ~ target.schema ~ '.late_data_named_versions'
+        ~ ' where recorded_at >= current_timestamp() - interval ' ~ within_hours ~ ' hours'
+    ) -%}
+    {%- set tables = [] -%}
+    {%- for row in recent.rows -%}
+        {%- for held in [fromjson(row['tables']), fromjson(row['base'])] -%}
+            {%- for table in held -%}{%- do tables.append(table | lower) -%}{%- endfor -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {{- return(tables | unique | list) -}}
+{% endmacro %}
+
+
+{% macro set_delta_retention(relation, seconds) %}
+    {#- Both retentions to `seconds`, committed only when they change: a commit of its own on a
+        table would be a version that holds nothing new. -#}
+    {%- set interval = 'interval ' ~ seconds ~ ' seconds' -%}
+    {%- set wanted = {'delta.deletedFileRetentionDuration': interval, 'delta.logRetentionDuration': interval} -%}
+    {%- set properties = run_query('show tblproperties ' ~ relation.render()) -%}
+    {%- set current = {} -%}
+    {%- for row in properties.rows -%}{%- do current.update({row[0]: row[1]}) -%}{%- endfor -%}
+    {%- set changed = [] -%}
+    {%- for key, value in wanted.items() if current.get(key) != value -%}{%- do changed.append(key) -%}{%- endfor -%}
+    {%- if changed -%}
+        {%- do adapter.execute('alter table ' ~ relation.render() ~ ' set tblproperties ('
+            ~ late_data.property_assignments(wanted) ~ ')') -%}
+    {%- endif -%}
 {% endmacro %}
