@@ -320,13 +320,10 @@ def stage_backfill(
         raise PublishRefused(f"a version named {name} exists already: choose another --name")
     schema = project.target_schema()
     stage = stage_schema(project, name)
-    for table in sorted({table for pipeline in pipelines for table in pipeline_tables(project, pipeline)}):
+    tables = [table for pipeline in pipelines for table in pipeline_tables(project, pipeline)]
+    for table in sorted(set(tables)):
         table_versions.hold_for_named_version(project, table)
-    base = {
-        table: table_versions.current_version(project, table)
-        for p in pipelines
-        for table in pipeline_tables(project, p)
-    }
+    base = {table: table_versions.current_version(project, table) for table in tables}
     (now,) = project.query("select current_timestamp() as now")
     project.execute(f"create schema {stage}")
     try:
