@@ -795,7 +795,8 @@ with
         missed.window_start as missed_window_start,
         missed.final_at as missed_final_at,
         missed.reason as too_late_reason,
-        unix_seconds(ingested_at) - unix_seconds(missed.final_at) as seconds_after_final
+        -- Whole seconds, rounded up, of the exact (microsecond) difference: at least 1 for every entry.
+        cast(ceil((unix_micros(ingested_at) - unix_micros(missed.final_at)) / 1000000.0) as bigint) as seconds_after_final
     from replaced_versions
     lateral view explode(array(
         if(coalesce(ingested_at > replaced_final_at, false), named_struct(
@@ -982,7 +983,8 @@ with
         missed.window_start as missed_window_start,
         missed.final_at as missed_final_at,
         missed.reason as too_late_reason,
-        unix_seconds(ingested_at) - unix_seconds(missed.final_at) as seconds_after_final
+        -- Whole seconds, rounded up, of the exact (microsecond) difference: at least 1 for every entry.
+        cast(ceil((unix_micros(ingested_at) - unix_micros(missed.final_at)) / 1000000.0) as bigint) as seconds_after_final
     from replaced_versions
     lateral view explode(array(
         if(coalesce(ingested_at > replaced_final_at, false), named_struct(

@@ -240,7 +240,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME=KIND[:COLUMN]",
         help="e.g. reading_count=count, kwh_sum=sum:kwh (repeatable; default: row_count=count)",
     )
-    init.add_argument("--window-seconds", type=positive_int, default=300)
+    init.add_argument("--window-seconds", type=positive_int, default=None, help="fixed windows' length (default 300)")
+    init.add_argument(
+        "--session-gap-seconds",
+        type=positive_int,
+        default=None,
+        help="sessions instead of fixed windows: a series' events each within this gap of the one before",
+    )
+    init.add_argument(
+        "--max-session-seconds", type=positive_int, default=None, help="with --session-gap-seconds: the longest session"
+    )
     init.add_argument("--late-window-seconds", type=positive_int, default=3600)
     init.add_argument("--partition-seconds", type=positive_int, default=3600)
 

@@ -51,9 +51,21 @@ class PipelineSpec:
     source: SourceTable
     series_key: str
     measures: tuple[tuple[str, str, str | None], ...]  # (result column, kind, input column)
-    window_size_seconds: int = 300
+    window_size_seconds: int | None = 300  # None for sessions
     late_window_seconds: int = 3600
     partition_size_seconds: int = 3600
+    session_gap_seconds: int | None = None
+    max_session_seconds: int | None = None
+
+    def window_settings(self) -> list[str]:
+        """The yml lines that shape the pipeline's windows: fixed windows' size, or a session's gap
+        (and longest length)."""
+        if self.session_gap_seconds is None:
+            return [f"window_size_seconds: {self.window_size_seconds}"]
+        lines = [f"session_gap_seconds: {self.session_gap_seconds}"]
+        if self.max_session_seconds is not None:
+            lines.append(f"max_session_seconds: {self.max_session_seconds}")
+        return lines
 
 
 @dataclass
@@ -139,7 +151,25 @@ def plan_pipeline(plan: InitPlan, spec: PipelineSpec, table_format: str) -> None
         if path.exists():
             raise SetupError(f"{path} exists: late-data init writes a pipeline once (choose another --pipeline)")
     plan.files[model] = pipeline_sql(spec)
-    plan.files[yml] = pipeline_yml(spec, table_format)
+    declared = (spec.source.schema, spec.source.table) in declared_sources(plan.directory)
+    plan.files[yml] = pipeline_yml(spec, table_format, declare_source=not declared)
+
+
+def declared_sources(directory: Path) -> set[tuple[str, str]]:
+    """(source name, table name) of every source the project's model ymls declare: a second
+    pipeline on a source reads the first one's declaration (dbt refuses a source declared twice)."""
+    import yaml
+
+    declared = set()
+    for path in (directory / "models").rglob("*.yml"):
+        try:
+            document = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError:
+            continue
+        for source in document.get("sources") or []:
+            for table in source.get("tables") or []:
+                declared.add((str(source.get("name")), str(table.get("name"))))
+    return declared
 
 
 def write_plan(plan: InitPlan) -> list[Path]:
@@ -259,8 +289,9 @@ def profiles_yml(name: str) -> str:
         spark.hadoop.datanucleus.schema.autoCreateAll: "true"
         spark.hadoop.hive.metastore.schema.verification: "false"
         # A short process starts faster on the class archive `late-data init` made and the JIT's quick
-        # tier; `late-data`'s own long-lived processes set LATE_DATA_JVM_OPTIONS.
-        spark.driver.extraJavaOptions: "{{{{ env_var('LATE_DATA_JVM_OPTIONS', '-XX:TieredStopAtLevel=1 -XX:SharedArchiveFile=' ~ env_var('LATE_DATA_HOME', '.late_data') ~ '/jvm/spark.jsa -Xshare:auto -Xlog:cds=off') }}}} -Dderby.system.home={home} -Dlog4j2.configurationFile={home}/conf/log4j2.properties"
+        # tier (with the full tier's 240 MB of code cache: the quick tier alone reserves 48 MB, which a
+        # long build filled); `late-data`'s own long-lived processes set LATE_DATA_JVM_OPTIONS.
+        spark.driver.extraJavaOptions: "{{{{ env_var('LATE_DATA_JVM_OPTIONS', '-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:SharedArchiveFile=' ~ env_var('LATE_DATA_HOME', '.late_data') ~ '/jvm/spark.jsa -Xshare:auto -Xlog:cds=off') }}}} -Dderby.system.home={home} -Dlog4j2.configurationFile={home}/conf/log4j2.properties"
         spark.jars: "{home}/jars/iceberg-spark-runtime.jar"
         spark.sql.extensions: org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions
         spark.sql.catalog.spark_catalog: org.apache.iceberg.spark.SparkSessionCatalog
@@ -305,7 +336,9 @@ def _selected(column: str, alias: str) -> str:
     return column if column == alias else f"{column} as {alias}"
 
 
-def pipeline_yml(spec: PipelineSpec, table_format: str) -> str:
+def pipeline_yml(spec: PipelineSpec, table_format: str, declare_source: bool = True) -> str:
+    """The pipeline's yml: its source's contract (unless another yml declares it already), its
+    settings, tests and history snapshot."""
     source = spec.source
     columns = "\n".join(f"          - {{name: {name}, data_type: {data_type}}}" for name, data_type in source.columns)
     measures = "\n".join(
@@ -313,10 +346,8 @@ def pipeline_yml(spec: PipelineSpec, table_format: str) -> str:
         for name, kind, column in spec.measures
     )
     event_key = f"\n          event_key: {source.event_id}" if source.event_id != "event_id" else ""
-    return f"""# {INIT_MARK}: the pipeline's settings, its source's contract, its tests and its history.
-version: 2
-
-sources:
+    windows = "".join(f"\n          {line}" for line in spec.window_settings())
+    source_contract = f"""sources:
   - name: {source.schema}
     schema: {source.schema}
     tables:
@@ -325,13 +356,16 @@ sources:
         columns:
 {columns}
 
-models:
+"""
+    return f"""# {INIT_MARK}: the pipeline's settings, its source's contract, its tests and its history.
+version: 2
+
+{source_contract if declare_source else ""}models:
   - name: {spec.name}
     config:
       meta:
         late_data:
-          series_key: {spec.series_key}{event_key}
-          window_size_seconds: {spec.window_size_seconds}
+          series_key: {spec.series_key}{event_key}{windows}
           late_window_seconds: {spec.late_window_seconds}
           partition_size_seconds: {spec.partition_size_seconds}
           measures:
@@ -437,10 +471,7 @@ def _pipeline_args(args: Any) -> dict[str, Any] | None:
     measures = tuple(parse_measure(text) for text in args.measures or ("row_count=count",))
     if not any(kind == "count" for _, kind, _ in measures):
         measures = (("row_count", "count", None), *measures)
-    if args.partition_seconds % args.window_seconds:
-        raise SetupError(
-            f"--partition-seconds {args.partition_seconds} is not a multiple of --window-seconds {args.window_seconds}"
-        )
+    windows = _window_args(args)
     return {
         "name": identifier("--pipeline", args.pipeline or table),
         "source": SourceTable(
@@ -453,21 +484,51 @@ def _pipeline_args(args: Any) -> dict[str, Any] | None:
         ),
         "series_key": identifier("--series-key", args.series_key),
         "measures": measures,
-        "window_size_seconds": args.window_seconds,
+        **windows,
         "late_window_seconds": args.late_window_seconds,
         "partition_size_seconds": args.partition_seconds,
     }
 
 
+def _window_args(args: Any) -> dict[str, int | None]:
+    """Fixed windows (--window-seconds, default 300) or sessions (--session-gap-seconds, optionally
+    --max-session-seconds), never both."""
+    if args.session_gap_seconds is None:
+        if args.max_session_seconds is not None:
+            raise SetupError("--max-session-seconds needs --session-gap-seconds (it cuts a session, not a window)")
+        window = args.window_seconds or 300
+        if args.partition_seconds % window:
+            raise SetupError(
+                f"--partition-seconds {args.partition_seconds} is not a multiple of --window-seconds {window}"
+            )
+        return {"window_size_seconds": window}
+    if args.window_seconds is not None:
+        raise SetupError(
+            "--window-seconds and --session-gap-seconds: a pipeline has fixed windows or sessions, not both"
+        )
+    return {
+        "window_size_seconds": None,
+        "session_gap_seconds": args.session_gap_seconds,
+        "max_session_seconds": args.max_session_seconds,
+    }
+
+
 def next_steps(directory: Path, spec: PipelineSpec | None) -> list[str]:
+    """What to do after init, in order: a pipeline (without one), the rows loaded before the first
+    build (a run loads the rows stamped since the run before it), the build, the check."""
     here = "" if directory == Path.cwd() else f"cd {directory} && "
-    steps = [f"next: {here}dbt build --vars '{{run_time: \"<now, UTC>\"}}'   # the first run builds everything"]
+    build = (
+        f'next: {here}LATE_DATA_RUN_TIME="<now, UTC>" dbt build   # the first run builds everything; then every minute'
+    )
     if spec is None:
-        steps.insert(
-            0, "next: a pipeline: late-data init --source SCHEMA.TABLE --series-key COLUMN --measure NAME=KIND:COLUMN"
-        )
-    else:
-        steps.append(
-            f"next: late-data --project-dir {directory} check --pipeline {spec.name}   # every window against a recomputation"
-        )
-    return steps
+        return [
+            "next: a pipeline: late-data init --source SCHEMA.TABLE --series-key COLUMN --measure NAME=KIND:COLUMN",
+            build,
+        ]
+    return [
+        f"next: load the rows you have into {spec.source.relation} first: a run loads the rows stamped since the"
+        " run before it, and a row appended later with an older stamp waits for a reconciliation"
+        " (docs/your-own-pipeline.md)",
+        build,
+        f"next: late-data --project-dir {directory} check --pipeline {spec.name}   # every window against a recomputation",
+    ]

@@ -525,8 +525,17 @@ def expected_too_late(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
         "ingested_at",
         F.col("missed.start").alias("window_start"),
         reason.alias("too_late_reason"),
-        (F.unix_seconds("ingested_at") - F.unix_seconds("missed.final")).alias("seconds_after_final"),
+        seconds_after(F.col("ingested_at"), F.col("missed.final")).alias("seconds_after_final"),
     )
+
+
+def seconds_after(later: Any, earlier: Any) -> Any:
+    """timeutil.seconds_after over Spark columns: whole seconds, rounded up, of the exact difference
+    (a decimal division, so no rounding of its own)."""
+    from pyspark.sql import functions as F
+
+    micros = (F.unix_micros(later) - F.unix_micros(earlier)).cast("decimal(20,0)")
+    return F.ceil(micros / F.lit(1000000).cast("decimal(20,0)")).cast("long")
 
 
 def compare_too_late(expected: Any, listed: Any, pipeline: Any) -> Comparison:

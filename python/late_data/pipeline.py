@@ -246,8 +246,8 @@ def refuse_finished_schedule(last_run: datetime, end: datetime) -> None:
     if last_run > end:
         raise SetupError(
             f"the audit's last run is at {format_timestamp(last_run)}, after --end {format_timestamp(end)}: no run"
-            " of this schedule is left, as runs only move forward. A dbt command without --vars '{run_time: ...}'"
-            " runs at the wall clock; pass a later --end, or start over in a new schema (LATE_DATA_SCHEMA)"
+            " of this schedule is left, as runs only move forward. A dbt command without LATE_DATA_RUN_TIME (or"
+            " --vars '{run_time: ...}') runs at the wall clock; pass a later --end, or start over in a new schema (LATE_DATA_SCHEMA)"
         )
     log.info("nothing left to run: the last run, at %s, is the schedule's last", format_timestamp(last_run))
 

@@ -9,7 +9,7 @@ The contract (docs/design.md, "Sessions"):
   after its own final moment is too late (`arrived_after_final`), one that arrives after the final
   moment of the version it replaces leaves that one counting (`replaces_final_version`);
 - per series key, the counted events sorted by event time form bursts: an event within the gap
-  of the one before it (event_time - previous <= gap) belongs to its burst;
+  of the one before it (event_time - previous <= gap, to the microsecond) belongs to its burst;
 - with a maximum length M, a burst starting at s0 is cut at s0 + M, s0 + 2M, ...: the k-th session
   of the burst holds its events with floor((event_time - s0) / M) = k;
 - a session starts at its first event time and ends at its last event time + gap; it is final
@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
+
+from late_data.timeutil import seconds_after
 
 ARRIVED_AFTER_FINAL = "arrived_after_final"
 REPLACES_FINAL_VERSION = "replaces_final_version"
@@ -73,10 +75,6 @@ class Session:
         return self.end + timedelta(seconds=late_window_seconds)
 
 
-def _seconds(delta: timedelta) -> int:
-    return int(delta.total_seconds())
-
-
 def counted_versions(
     versions: Iterable[SessionVersion], run_time: datetime, late_window_seconds: int
 ) -> tuple[list[SessionVersion], list[TooLate]]:
@@ -114,13 +112,15 @@ def counted_versions(
                         TooLate(
                             version,
                             REPLACES_FINAL_VERSION,
-                            _seconds(version.ingested_at - replaced_final),
+                            seconds_after(version.ingested_at, replaced_final),
                             replaced.event_time,
                         )
                     )
             if version.ingested_at > own_final and missed_replaced != version.event_time:
                 too_late.append(
-                    TooLate(version, ARRIVED_AFTER_FINAL, _seconds(version.ingested_at - own_final), version.event_time)
+                    TooLate(
+                        version, ARRIVED_AFTER_FINAL, seconds_after(version.ingested_at, own_final), version.event_time
+                    )
                 )
     return counted, too_late
 
@@ -130,9 +130,12 @@ def sessions_of_series(
 ) -> list[Session]:
     """The sessions of one series' counted events."""
     ordered = sorted(events, key=lambda v: (v.event_time, v.chain_key))
+    # Exact timedeltas, as the macros compare microseconds: an event a microsecond beyond the gap starts a burst.
+    gap = timedelta(seconds=gap_seconds)
+    longest = timedelta(seconds=max_session_seconds) if max_session_seconds else None
     bursts: list[list[SessionVersion]] = []
     for event in ordered:
-        if bursts and _seconds(event.event_time - bursts[-1][-1].event_time) <= gap_seconds:
+        if bursts and event.event_time - bursts[-1][-1].event_time <= gap:
             bursts[-1].append(event)
         else:
             bursts.append([event])
@@ -141,7 +144,7 @@ def sessions_of_series(
         pieces: dict[int, list[SessionVersion]] = {}
         burst_start = burst[0].event_time
         for event in burst:
-            piece = _seconds(event.event_time - burst_start) // max_session_seconds if max_session_seconds else 0
+            piece = (event.event_time - burst_start) // longest if longest else 0
             pieces.setdefault(piece, []).append(event)
         for piece in sorted(pieces):
             sessions.append(Session(burst[0].series, tuple(pieces[piece]), gap_seconds))
@@ -215,7 +218,8 @@ def _session_versions(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
 
     # Spark's Python workers need not have this package installed (another interpreter, a
     # cluster's executors): the functions and classes they run travel with the job.
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # type: ignore[no-untyped-call]
+    for module in (__name__, seconds_after.__module__):
+        cloudpickle.register_pickle_by_value(sys.modules[module])  # type: ignore[no-untyped-call]
     types = dict(delivered.dtypes)
     inputs = list(dict.fromkeys(measure.column for measure in pipeline.measures if measure.column))
     exact = {
@@ -224,21 +228,23 @@ def _session_versions(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
         if measure.kind == "sum" and types[measure.column] not in INTEGER_TYPES
     }
     arrived = delivered.where(countable(delivered, pipeline)).where(F.col("ingested_at") <= F.lit(run_time))
+    carried = [
+        *[
+            F.col(column)
+            for column in dict.fromkeys([*inputs, *([pipeline.source_column] if pipeline.source_column else [])])
+        ],
+        # A version a dimension change made (dimension_oracle.replayed_versions) is listed as such.
+        *([F.col("made_by_dimension")] if "made_by_dimension" in delivered.columns else []),
+        *[F.col(column).cast("decimal(28,9)").alias(f"exact__{column}") for column in sorted(exact)],
+    ]
     rows = arrived.select(
         F.struct(*pipeline.event_key).alias("event"),
         F.struct(*pipeline.series_key).alias("series"),
         "event_time",
         "ingested_at",
         F.struct("ingested_at", "event_time", *pipeline.tie_breaker).alias("chain_key"),
-        F.struct(
-            *[
-                F.col(column)
-                for column in dict.fromkeys([*inputs, *([pipeline.source_column] if pipeline.source_column else [])])
-            ],
-            # A version a dimension change made (dimension_oracle.replayed_versions) is listed as such.
-            *([F.col("made_by_dimension")] if "made_by_dimension" in delivered.columns else []),
-            *[F.col(column).cast("decimal(28,9)").alias(f"exact__{column}") for column in sorted(exact)],
-        ).alias("values"),
+        # Spark serializes no struct without a field: a pipeline that only counts carries a placeholder.
+        F.struct(*(carried or [F.lit(None).cast("boolean").alias("no_measured_column")])).alias("values"),
     )
     by_source = {source: seconds for source, seconds in pipeline.late_window_by_source.items() if source}
     source_column = pipeline.source_column

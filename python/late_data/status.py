@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from late_data.dbt_project import DbtProject
 from late_data.environment import SetupError
 from late_data.generator import GENERATED_EVENT_ID
-from late_data.pipelines import Pipeline, find_pipelines
+from late_data.pipelines import Pipeline, compiled_select, find_pipelines
 from late_data.raw_tables import RAW_TABLES, existing_tables
 from late_data.timeutil import format_timestamp
 
@@ -29,6 +29,8 @@ class Status:
     last_reconciliation: dict[str, Any] | None
     # Per pipeline and source table: how late its rows arrive (the pipeline's lateness view).
     lateness: list[dict[str, Any]] = field(default_factory=list)
+    # Per pipeline: delivered rows no run has loaded although stamped before its last run (unloaded_rows).
+    unloaded: list[dict[str, Any]] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         if not self.last_runs and not self.interrupted:
@@ -67,7 +69,11 @@ class Status:
                 f" (last at run {_stamp(row['last_quarantined_at'])})"
             )
         if self.lateness:
-            lines.append("lateness (seconds after the event; late window captures, target, recommended):")
+            lines.append(
+                "lateness (seconds after the event; late window captures, target, recommended;"
+                + (" every delivery" if self.lateness[0].get("counts_corrections") else " first deliveries")
+                + "):"
+            )
         for row in self.lateness:
             lines.append(
                 f"  {row['pipeline']} {row['source_table']}: p50 {row['p50_lateness_seconds']:.0f}"
@@ -76,6 +82,15 @@ class Status:
                 f" {row['configured_captured_share']:.4f} (target {row['target_share']}),"
                 f" recommended {row['recommended_late_window_seconds']} s"
                 + ("" if row["configured_meets_target"] else ": below the target")
+            )
+        waiting = sum(int(row["rows"]) for row in self.unloaded)
+        lines.append(f"rows delivered before the last run and not loaded: {waiting}")
+        for row in self.unloaded:
+            lines.append(
+                f"  {row['pipeline']}: {row['rows']} rows stamped before {_stamp(row['stamped_before'])} (event times"
+                f" {_stamp(row['earliest_event'])} to {_stamp(row['latest_event'])}) wait: a scheduled run loads the"
+                " rows stamped since the run before it; `late-data reconcile` loads those with event times in its"
+                " checked range, `dbt build --full-refresh` all of them"
             )
         if self.last_reconciliation is None:
             lines.append("last reconciliation: none")
@@ -207,8 +222,8 @@ def require_built(project: DbtProject) -> None:
     schema = project.target_schema()
     if "late_data_run_audit" not in existing_tables(project.query, schema):
         raise SetupError(
-            f"nothing is built in schema {schema} yet: run `late-data schedule` (or `dbt build --vars"
-            " '{run_time: ...}'`) first"
+            f"nothing is built in schema {schema} yet: run `late-data schedule` (or `LATE_DATA_RUN_TIME=..."
+            " dbt build`) first"
         )
 
 
@@ -354,6 +369,14 @@ def read_status(project: DbtProject, pipelines: list[Pipeline] | None = None) ->
         limit 1
         """
     )
+    last_run_times = {run["model"]: run["run_time"] for run in last_runs if run["outcome"] == "success"}
+    unloaded = [
+        row
+        for pipeline in built
+        if pipeline.table in last_run_times and pipeline.versions.split(".")[-1] in existing
+        for row in [unloaded_rows(project, pipeline, last_run_times[pipeline.table])]
+        if row["rows"]
+    ]
     return Status(
         last_runs,
         interrupted,
@@ -362,4 +385,40 @@ def read_status(project: DbtProject, pipelines: list[Pipeline] | None = None) ->
         quarantine,
         reconciliations[0] if reconciliations else None,
         lateness,
+        unloaded,
     )
+
+
+def unloaded_rows(project: DbtProject, pipeline: Pipeline, last_run_time: datetime) -> dict[str, Any]:
+    """The rows the pipeline's model delivers that no run has loaded although they are stamped more
+    than write_delay_seconds before its last run: appended late with an old stamp (history loaded
+    after the first build), which a scheduled run, reading the rows stamped since the run before it,
+    never looks at. A delivery is loaded when the versions table holds its event with its stamp,
+    compared null-safely as the backfill's guard does (late_data.require_loaded)."""
+    delay = _write_delay_seconds(project)
+    stamped_before = last_run_time - timedelta(seconds=delay)
+    stamp = "source_ingested_at" if pipeline.dimensions else "ingested_at"
+    matched = " and ".join(
+        [
+            *(f"delivered.{key} <=> loaded.{key}" for key in pipeline.event_key),
+            f"delivered.ingested_at <=> loaded.{stamp}",
+        ]
+    )
+    (row,) = project.query(
+        f"""
+        select count(*) as rows, min(event_time) as earliest_event, max(event_time) as latest_event
+        from ({compiled_select(project, pipeline)}) as delivered
+        left anti join (select {", ".join([*pipeline.event_key, stamp])} from {pipeline.versions}) as loaded
+            on {matched}
+        where delivered.ingested_at < timestamp'{format_timestamp(stamped_before)}'
+        """
+    )
+    return {"pipeline": pipeline.name, "stamped_before": stamped_before, **row}
+
+
+def _write_delay_seconds(project: DbtProject) -> int:
+    """var write_delay_seconds: the project's, else the package's default."""
+    try:
+        return int(project.setting("write_delay_seconds"))
+    except (KeyError, TypeError):
+        return 300

@@ -59,3 +59,10 @@ def format_timestamp(moment: datetime) -> str:
 def utc_now() -> datetime:
     """Now, naive UTC, whole seconds: a default run time."""
     return datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+
+
+def seconds_after(later: datetime, earlier: datetime) -> int:
+    """Whole seconds from `earlier` to `later`, rounded up from the exact (microsecond) difference:
+    a too-late entry's `seconds_after_final`, as the listing computes it (late_data.too_late_versions),
+    so 0.2 s after a window became final is 1, never 0."""
+    return -((earlier - later) // timedelta(seconds=1))

@@ -399,6 +399,15 @@ def test_status_shows_last_runs_interrupted_runs_quarantine_and_reconciliation(p
         == 0
     )
 
+    # A row appended now with a stamp from before the last run (history loaded late): no scheduled
+    # run looks at it, and status says so until a reconciliation loads it.
+    append_rows(pipeline, "water_level_readings", WATER_LEVEL_COLUMNS, [("old-1", "harbour", at(1.1), 5.0, at(-2))])
+    (waiting,) = read_status(pipeline.project).unloaded
+    assert (waiting["pipeline"], waiting["rows"], waiting["earliest_event"]) == ("water_level_window_means", 1, at(1.1))
+    assert "rows delivered before the last run and not loaded: 1" in "\n".join(read_status(pipeline.project).lines())
+    run_pipeline(pipeline.project, at(7), "tag:water_level,tag:late_data", reconcile=True)
+    assert read_status(pipeline.project).unloaded == []
+
 
 def test_two_versions_with_one_stamp_count_by_the_tie_breaker_and_a_test_lists_them(pipeline: Pipeline) -> None:
     """One delivery holding two different versions of a reading (7.0 and 9.0, the same ingested_at):

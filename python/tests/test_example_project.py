@@ -553,6 +553,11 @@ def test_page_visits_merge_extend_and_split_exactly_under_late_data(
         *(page_view(f"v2-{m}", "v2", m, m + 1) for m in (30, 40)),
         page_view("v2-40", "v2", 40, 41),  # a copy delivered with it
         *(page_view(f"v3-{m}", "v3", m, m + 1) for m in range(0, 320, 20)),
+        # Sub-second times: the third view a microsecond beyond the gap starts a session of its own,
+        # and a view 0.74 s after its late window is listed as 1 second after final (rounded up).
+        *(page_view(f"v4-{m}", "v4", m, m + 1) for m in (0, 30)),
+        page_view("v4-60", "v4", 60 + 1 / 60_000_000, 61),
+        page_view("v4-late", "v4", 5, 65 + 0.74 / 60),
     ]
     spark.createDataFrame(first, PAGE_VIEWS).writeTo(f"{EXAMPLE_RAW}.page_views").append()
     plain_dbt("deps")
@@ -560,6 +565,8 @@ def test_page_visits_merge_extend_and_split_exactly_under_late_data(
     build("page_visits", runs[-1])
     assert visits(spark, "v1") == [(minute(0), minute(50), 3), (minute(60), minute(100), 2)]
     assert visits(spark, "v2") == [(minute(30), minute(70), 2)]
+    beyond_gap = minute(60) + timedelta(microseconds=1)
+    assert visits(spark, "v4") == [(minute(0), minute(60), 2), (beyond_gap, beyond_gap + timedelta(minutes=30), 1)]
 
     later = [
         page_view("v1-40", "v1", 40, 80),  # in the gap: merges 0-50 and 60-100
@@ -594,7 +601,10 @@ def test_page_visits_merge_extend_and_split_exactly_under_late_data(
     listed = spark.sql(
         f"select event_id, too_late_reason, seconds_after_final from {SCHEMA}.page_visits__too_late"
     ).collect()
-    assert [tuple(row) for row in listed] == [("v1-25", "arrived_after_final", 360)]
+    assert sorted(tuple(row) for row in listed) == [
+        ("v1-25", "arrived_after_final", 360),
+        ("v4-late", "arrived_after_final", 1),
+    ]
     (quarantined,) = spark.sql(f"select event_id from {SCHEMA}.page_visits__quarantine").collect()
     assert quarantined["event_id"] == "v2-nan"
 
@@ -618,6 +628,11 @@ def test_page_visits_merge_extend_and_split_exactly_under_late_data(
     # v3 viewed a page every 20 minutes from 0 to 300: cut 240 minutes after its first view.
     assert visits(spark, "v3") == [(minute(0), minute(250), 12), (minute(240), minute(330), 4)]
     check_every_run(example, monkeypatch, capsys, "page_visits", runs)
+    # One value wrong, and the check says so.
+    spark.sql(f"update {SCHEMA}.page_visits set page_views = page_views + 1 where visitor_id = 'v4'")
+    monkeypatch.setattr(cli, "open_project", lambda writer=None: example)
+    assert cli.main(["--project-dir", str(EXAMPLE), "check", "--pipeline", "page_visits"]) == 1
+    assert "2 mismatched" in capsys.readouterr().out
 
 
 @pytest.mark.spark

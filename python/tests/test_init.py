@@ -3,7 +3,7 @@ command of its own, its own Spark on the project's own warehouse); and what it r
 
 from __future__ import annotations
 
-import json
+import argparse
 import os
 import re
 import subprocess
@@ -12,9 +12,22 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+import yaml
 
+from late_data.cli import build_parser
 from late_data.environment import SetupError
-from late_data.init import INIT_MARK, plan_project, write_plan
+from late_data.init import (
+    INIT_MARK,
+    InitPlan,
+    PipelineSpec,
+    SourceTable,
+    _pipeline_args,
+    next_steps,
+    pipeline_yml,
+    plan_pipeline,
+    plan_project,
+    write_plan,
+)
 
 BIN = Path(sys.executable).parent
 ORIGIN = datetime(2026, 6, 1)
@@ -36,7 +49,10 @@ def user_environment(tmp_path: Path) -> dict[str, str]:
 
 def run(args: list[str], cwd: Path, env: dict[str, str]) -> str:
     process = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900, check=False)
-    assert process.returncode == 0, f"{' '.join(args)}:\n{process.stdout[-3000:]}\n{process.stderr[-3000:]}"
+    errors = [line for line in process.stdout.splitlines() if "rror" in line][:20]
+    assert process.returncode == 0, (
+        f"{' '.join(args)}:\n{process.stdout[-3000:]}\n{process.stderr[-3000:]}\n" + "\n".join(errors)
+    )
     return process.stdout
 
 
@@ -105,7 +121,22 @@ def test_init_takes_an_empty_folder_to_a_pipeline_that_builds_and_checks(tmp_pat
         [reading(f"m1-{minute}", "m1", minute, 1.0 + minute, minute + 0.1) for minute in range(0, 30, 2)]
         + [reading("m2-3", "m2", 3, 9.0, 3.2), reading("m2-3", "m2", 3, 9.0, 3.2)],  # a copy delivered together
     )
-    run(["dbt", "build", "--vars", json.dumps({"run_time": "2026-06-01 00:30:10"})], folder, env)
+    # A second pipeline on the same source, as sessions: init writes no window size for it.
+    sessions = run(
+        [
+            *("late-data", "init", "--source", "raw.meter_readings", "--pipeline", "meter_sessions"),
+            *("--series-key", "meter_id", "--session-gap-seconds", "600", "--max-session-seconds", "3600"),
+            *("--late-window-seconds", "1800"),
+        ],
+        folder,
+        env,
+    )
+    assert "init: wrote models/meter_sessions.yml" in sessions
+    session_settings = (folder / "models" / "meter_sessions.yml").read_text()
+    assert "session_gap_seconds: 600" in session_settings and "window_size_seconds" not in session_settings
+    # The run time in the environment, as the docs and init's next lines pass it.
+    build = lambda run_time: run(["dbt", "build"], folder, {**env, "LATE_DATA_RUN_TIME": run_time})
+    build("2026-06-01 00:30:10")
     insert(
         folder,
         env,
@@ -115,9 +146,11 @@ def test_init_takes_an_empty_folder_to_a_pipeline_that_builds_and_checks(tmp_pat
             reading("m2-too-late", "m2", 1, 2.0, 80),  # its window was final at 00:35
         ],
     )
-    run(["dbt", "build", "--vars", json.dumps({"run_time": "2026-06-01 01:21:10"})], folder, env)
+    second = build("2026-06-01 01:21:10")
+    # Neither the run time nor the ingestion between the builds made dbt parse the project again.
+    assert "Unable to do partial parsing" not in second, second
     checked = run(["late-data", "--project-dir", str(folder), "check"], folder, env)
-    assert checked.splitlines()[-1] == "check: 7 windows, 1 too-late entries checked, 0 mismatched", checked
+    assert checked.splitlines()[-1] == "check: 9 windows, 2 too-late entries checked, 0 mismatched", checked
 
 
 def test_init_writes_nothing_over_a_file_of_yours(tmp_path: Path) -> None:
@@ -143,6 +176,60 @@ def test_init_writes_nothing_over_a_file_of_yours(tmp_path: Path) -> None:
     plan = plan_project(tmp_path, "shop", "iceberg", "../late_data/package")
     # Only the snapshot wrapper: the project's files and its profile stay the user's.
     assert list(plan.files) == [tmp_path / "macros" / "late_data.sql"]
+
+
+def test_init_writes_a_session_pipeline_without_a_window_size() -> None:
+    """--session-gap-seconds (and --max-session-seconds) make a session pipeline: no window size in
+    its yml, which a session pipeline refuses; fixed windows and sessions together are refused."""
+    source = SourceTable("raw", "meter_readings", (("meter_id", "string"),))
+    spec = PipelineSpec(
+        "meter_sessions",
+        source,
+        "meter_id",
+        (("reading_count", "count", None),),
+        None,
+        session_gap_seconds=600,
+        max_session_seconds=3600,
+    )
+    settings = yaml.safe_load(pipeline_yml(spec, "iceberg"))["models"][0]["config"]["meta"]["late_data"]
+    assert settings == {
+        "series_key": "meter_id",
+        "session_gap_seconds": 600,
+        "max_session_seconds": 3600,
+        "late_window_seconds": 3600,
+        "partition_size_seconds": 3600,
+        "measures": {"reading_count": "count"},
+    }
+    arguments = build_parser().parse_args(["init", "--source", "raw.t", "--series-key", "k"])
+    for given, message in (
+        ({"session_gap_seconds": 600, "window_seconds": 60}, "--window-seconds and --session-gap-seconds"),
+        ({"max_session_seconds": 3600}, "--max-session-seconds needs --session-gap-seconds"),
+    ):
+        with pytest.raises(SetupError, match=message):
+            _pipeline_args(argparse.Namespace(**{**vars(arguments), **given}))
+
+
+def test_a_second_pipeline_on_a_source_reads_the_first_ones_declaration(tmp_path: Path) -> None:
+    """dbt refuses a source declared twice: the second pipeline's yml leaves it to the first's."""
+    source = SourceTable("raw", "meter_readings", (("meter_id", "string"),))
+    for name in ("meter_readings", "meter_sessions"):
+        plan = InitPlan(tmp_path)
+        plan_pipeline(plan, PipelineSpec(name, source, "meter_id", (("reading_count", "count", None),)), "iceberg")
+        write_plan(plan)
+    first, second = (
+        yaml.safe_load((tmp_path / "models" / f"{name}.yml").read_text())
+        for name in ("meter_readings", "meter_sessions")
+    )
+    assert [table["name"] for table in first["sources"][0]["tables"]] == ["meter_readings"]
+    assert "sources" not in second and second["models"][0]["name"] == "meter_sessions"
+
+
+def test_init_next_lines_load_before_the_first_build_with_the_run_time_in_the_environment(tmp_path: Path) -> None:
+    source = SourceTable("raw", "meter_readings", (("meter_id", "string"),))
+    spec = PipelineSpec("meter_readings", source, "meter_id", (("reading_count", "count", None),))
+    lines = next_steps(tmp_path, spec)
+    assert lines[0].startswith("next: load the rows you have into raw.meter_readings first")
+    assert 'LATE_DATA_RUN_TIME="<now, UTC>" dbt build' in lines[1] and "--vars" not in "".join(lines)
 
 
 def test_init_writes_its_own_files_again_and_the_same(tmp_path: Path) -> None:

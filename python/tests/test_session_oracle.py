@@ -127,3 +127,54 @@ def test_a_session_is_final_once_its_end_and_the_late_window_have_passed() -> No
     touching = version("edge", 40, 100)
     touched, too_late = sessions_of([*views, touching], at(101), GAP, LATE)
     assert [len(s.events) for s in touched] == [3] and too_late == []
+
+
+def at_exact(minutes: float, microseconds: int = 0) -> datetime:
+    return at(minutes) + timedelta(microseconds=microseconds)
+
+
+def exact_version(event: str, event_time: datetime, ingested_at: datetime) -> SessionVersion:
+    return SessionVersion((event,), ("v1",), event_time, ingested_at, (ingested_at, event_time, "v1"))
+
+
+def test_the_gap_is_compared_to_the_microsecond() -> None:
+    """Events at 0, 30 min and 60 min + d (gap 30 min): one session when d is at most 0, two when
+    the last is a microsecond beyond the gap, as the macros compare unix_micros."""
+
+    def sessions_with_last_at(microseconds: int) -> list[int]:
+        views = [
+            exact_version("a", at(0), at(1)),
+            exact_version("b", at(30), at(31)),
+            exact_version("c", at_exact(60, microseconds), at(62)),
+        ]
+        sessions, _ = sessions_of(views, at(63), GAP, LATE)
+        return sorted(len(s.events) for s in sessions)
+
+    assert sessions_with_last_at(-1) == [3]  # a microsecond inside the gap
+    assert sessions_with_last_at(0) == [3]  # exactly the gap
+    assert sessions_with_last_at(1) == [1, 2]  # a microsecond beyond it
+
+
+def test_a_long_burst_is_cut_to_the_microsecond() -> None:
+    """With a 20-minute maximum, an event exactly 20 minutes after the burst's first starts the
+    second session; one a microsecond earlier stays in the first."""
+    first = exact_version("a", at(0), at(1))
+    under = exact_version("b", at_exact(20, -1), at(21))
+    at_cut = exact_version("c", at(20), at(21))
+    sessions, _ = sessions_of([first, under], at(22), GAP, LATE, max_session_seconds=20 * 60)
+    assert [len(s.events) for s in sessions] == [2]
+    sessions, _ = sessions_of([first, at_cut], at(22), GAP, LATE, max_session_seconds=20 * 60)
+    assert [len(s.events) for s in sessions] == [1, 1]
+
+
+def test_seconds_after_final_is_the_exact_lateness_rounded_up() -> None:
+    """One rule for the listing and the oracle (timeutil.seconds_after): 1,890.74 s is 1,891; a
+    whole 60 s is 60; a microsecond is 1."""
+    for lateness, listed in (
+        (timedelta(seconds=1890, microseconds=740000), 1891),
+        (timedelta(seconds=60), 60),
+        (timedelta(microseconds=1), 1),
+    ):
+        late = exact_version("late", at(0), at(60) + lateness)  # its final moment: event time + 60 min
+        _, too_late = sessions_of([late], at(200), GAP, LATE)
+        assert [(t.reason, t.seconds_after_final) for t in too_late] == [(ARRIVED_AFTER_FINAL, listed)]

@@ -72,8 +72,12 @@ def plain_identifier(name, value):
 def arrivals(relation, pipeline):
     return (
         "select source_table, event_id, series_key, event_time, ingested_at, window_end, final_at,"
-        f" late_window_seconds, lateness_seconds, seconds_after_window_end from {relation}"
+        f" late_window_seconds, lateness_seconds, seconds_after_window_end, is_first_delivery from {relation}"
     )
+
+
+def counted_arrivals(arrivals):
+    return f"select * from {arrivals} where is_first_delivery"
 
 
 def recommended_late_windows(arrivals):

@@ -6,6 +6,12 @@ arrivals as (
 
 ),
 
+counted_arrivals as (
+
+    {{ late_data.counted_arrivals('arrivals') }}
+
+),
+
 distribution as (
 
     -- One row per source (series_key null) and one per source and series key.
@@ -15,7 +21,7 @@ distribution as (
         count(*) as arrived_rows,
         percentile(lateness_seconds, array(0.5, 0.9, 0.99, 0.999)) as lateness_percentiles,
         max(lateness_seconds) as max_lateness_seconds
-    from arrivals
+    from counted_arrivals
     group by grouping sets ((source_table), (source_table, series_key))
 
 )

@@ -150,13 +150,15 @@
 {% macro revision_columns(key_columns, count_column, value_column, previous) %}
     {#- The select list of a revisions view up to its reason (each column followed by a comma): a
         numbered version (CTE numbered) with its change from the previous_value and previous_count
-        that the relation `previous` holds. #}
+        that the relation `previous` holds; a pipeline whose only measure is its count shows it once. #}
         {%- for key in key_columns %}
         numbered.{{ key }},
         {%- endfor %}
         numbered.version_number,
         numbered.{{ value_column }},
+        {%- if count_column != value_column %}
         numbered.{{ count_column }},
+        {%- endif %}
         numbered.is_final,
         numbered.dbt_valid_from as valid_from,
         numbered.dbt_valid_to as valid_to,

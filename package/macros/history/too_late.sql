@@ -47,7 +47,8 @@
         {%- else %}
         missed.reason as too_late_reason,
         {%- endif %}
-        unix_seconds(ingested_at) - unix_seconds(missed.final_at) as seconds_after_final
+        -- Whole seconds, rounded up, of the exact (microsecond) difference: at least 1 for every entry.
+        cast(ceil((unix_micros(ingested_at) - unix_micros(missed.final_at)) / 1000000.0) as bigint) as seconds_after_final
     from replaced_versions
     lateral view explode(array(
         if({{ replaces }}, named_struct(

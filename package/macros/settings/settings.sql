@@ -9,6 +9,7 @@
         'series_buckets': 1,
         'write_delay_seconds': 300,
         'late_window_target_share': 0.999,
+        'late_window_counts_corrections': false,
         'broadcast_arrivals_max': 2000000,
         'share_version_chain': true,
         'reconcile_every_seconds': 0,
@@ -65,9 +66,23 @@
         a Spark without global temporary views in `global_temp` (a cluster that renames
         spark.sql.globalTempDatabase, a platform that has none): the listing then works its chain
         out itself, the same rows at the cost of a second scan of the versions. -#}
-    {%- set raw = late_data.var_setting('share_version_chain') -%}
+    {{- return(late_data.boolean_var('share_version_chain')) -}}
+{% endmacro %}
+
+
+{% macro counts_corrections() %}
+    {#- Whether the lateness views and the recommended late windows count every delivery (var
+        `late_window_counts_corrections` true) or only each event's first (the default): a
+        correction that moves an event days back is not days of lateness in the source's feed. -#}
+    {{- return(late_data.boolean_var('late_window_counts_corrections')) -}}
+{% endmacro %}
+
+
+{% macro boolean_var(name) %}
+    {#- The project-wide setting `name` as true or false, refused naming it otherwise. -#}
+    {%- set raw = late_data.var_setting(name) -%}
     {%- if raw not in [true, false, 'true', 'false', 'True', 'False'] -%}
-        {%- do exceptions.raise_compiler_error("var share_version_chain must be true or false, not " ~ raw) -%}
+        {%- do exceptions.raise_compiler_error("var " ~ name ~ " must be true or false, not " ~ raw) -%}
     {%- endif -%}
     {{- return(raw in [true, 'true', 'True']) -}}
 {% endmacro %}

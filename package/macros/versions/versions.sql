@@ -162,7 +162,8 @@
     {#- A backfill recomputes its range from the versions loaded so far: it is refused, naming how
         many, when rows of its range that the pipeline's model (`sql`) delivers by the run time are
         not loaded yet (no run has run since they arrived, e.g. a partner's resend), with how to
-        load them. A delivery is loaded when the versions table holds its event with its stamp. -#}
+        load them. A delivery is loaded when the versions table holds its event with its stamp,
+        compared null-safely: a quarantined row with a null event key is loaded like any other. -#}
     {%- set checked = late_data.checked_range_after(pipeline, late_data.last_run_time(late_data.pipeline_relation(pipeline))) -%}
     {%- set upper = checked.upper + late_data.seconds(pipeline.window_size - pipeline.window_slide) -%}
     {%- set in_range = 'between ' ~ late_data.timestamp_literal(checked.lower) ~ ' and ' ~ late_data.exact_timestamp_literal(upper - modules.datetime.timedelta(microseconds=1)) -%}
@@ -175,7 +176,7 @@
             from {{ late_data.pipeline_relation(pipeline, 'versions') }}
             where event_time {{ in_range }}
         ) as loaded
-            on {% for key in pipeline.event_key %}delivered.{{ key }} = loaded.{{ key }} and {% endfor %}delivered.ingested_at = loaded.{{ stamp }}
+            on {% for key in pipeline.event_key %}delivered.{{ key }} <=> loaded.{{ key }} and {% endfor %}delivered.ingested_at = loaded.{{ stamp }}
         where delivered.event_time {{ in_range }}
             and delivered.ingested_at <= {{ late_data.run_time() }}
     {%- endset -%}
@@ -185,7 +186,7 @@
             "backfill of " ~ pipeline.alias ~ ": " ~ unloaded ~ " rows delivered by run_time " ~ late_data.run_time_value()
             ~ " with event times in [" ~ checked.lower ~ ", " ~ upper ~ ") are not loaded yet (no run has run since they"
             ~ " arrived), and a backfill recomputes from the loaded versions only: load them with a scheduled run first"
-            ~ " (`late-data reconcile`, or `dbt build --vars '{run_time: ...}'` at a time after they arrived), then run"
+            ~ " (`late-data reconcile`, or `LATE_DATA_RUN_TIME=... dbt build` at a time after they arrived), then run"
             ~ " the backfill at a later run time"
         ) -%}
     {%- endif -%}
