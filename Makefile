@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup demo test check lint docs sql-docs pytest pytest-cluster cluster-packages bench bench-quick bench-soak bench-soak-delta cluster-up cluster-down cluster-status cluster-demo clean
+.PHONY: setup demo test check lint docs sql-docs pytest pytest-cluster mutants cluster-packages bench bench-quick bench-soak bench-soak-delta cluster-up cluster-down cluster-status cluster-demo clean
 
 setup: $(INSTALLED)
 
@@ -40,16 +40,27 @@ endif
 
 # The whole suite in two worker processes (pytest-xdist), each with its own Spark session and
 # warehouse, handed whole modules, the slowest first (python/tests/conftest.py), the Delta proofs
-# beside them in a third; the slowest tests listed at the end of every run.
+# beside them in a third; at the end, the ten slowest tests and what each process cost
+# (docs/testing.md).
 pytest: setup cluster-packages
-	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25 python/tests
+	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=10 python/tests
 
-test: lint docs pytest
+# Its last line: how long the whole took.
+test:
+	@started=$$(date +%s); $(MAKE) --no-print-directory lint docs pytest; status=$$?; \
+		echo "make test: $$(( $$(date +%s) - started )) s wall, exit $$status"; exit $$status
 
 # The inner loop, in about a minute: lint and every test that needs no Spark session (`make test`
 # runs the rest, dbt's unit tests among them).
 check: lint
 	$(BIN)/pytest -q -m "not spark" python/tests
+
+# The suite's strength: each mutant of python/tests/mutants.yml (a small fault in the product) run
+# against the tests it names, reported killed (by which test) or survived, into target/mutants.md.
+# Not part of `make test`: about two hours on 2 cores (docs/testing.md).
+mutants: setup
+	@mkdir -p target
+	$(BIN)/python python/tests/mutants.py --report target/mutants.md
 
 # dbt's docs site (target/index.html, manifest.json, catalog.json), compiled against a scratch
 # LATE_DATA_HOME of its own (the embedded Derby metastore admits one process at a time), embedded

@@ -12,7 +12,7 @@ import pytest
 
 from late_data.dbt_project import DbtProject
 from late_data.environment import prepare_environment
-from tests import delta_proofs
+from tests import costs, delta_proofs
 from tests.helpers import TEST_VARS, Pipeline
 
 # The modules that take longest, longest first: pytest-xdist hands out whole modules in collection
@@ -39,11 +39,17 @@ SLOWEST_MODULES = (
     "test_dbt_adapter_suites.py",
 )
 DELTA_LOG = pytest.StashKey[Path]()
+SAMPLER = pytest.StashKey[costs.CpuSampler]()
+WORKER_COSTS = pytest.StashKey[dict[str, dict[str, float]]]()
+# Where a process started with it writes what it cost (the Delta proofs, for the controller).
+COST_FILE = "TESTS_COST_FILE"
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cluster: starts a local cluster (PostgreSQL, metastore, Spark, Thrift Server)")
     config.addinivalue_line("markers", "spark: needs a Spark session (`make check` leaves these to `make test`)")
+    config.stash[SAMPLER] = costs.CpuSampler().start()
+    config.stash[WORKER_COSTS] = {}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -104,6 +110,49 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     delta_proofs.stop()
+    cost = session.config.stash[SAMPLER].stop()
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["cost"] = cost
+    elif os.environ.get(COST_FILE):
+        costs.write(Path(os.environ[COST_FILE]), cost)
+    session.config.stash[WORKER_COSTS]["this process" if workeroutput is None else "worker"] = cost
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """pytest-xdist's controller, as a worker ends: what it cost."""
+    cost = getattr(node, "workeroutput", {}).get("cost")
+    if cost is not None:
+        node.config.stash[WORKER_COSTS][node.gateway.id] = cost
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """What the run cost: each process's CPU seconds (its own, and the processes it started), the
+    Delta proofs' among them, and the whole in one line (what CI's log shows last)."""
+    if hasattr(config, "workerinput"):
+        return
+    measured = dict(config.stash[WORKER_COSTS])
+    mine = measured.pop("this process", None)
+    proofs = delta_proofs.started_cost()
+    if proofs is not None:
+        measured["delta proofs"] = proofs
+    if mine is None:
+        return
+    if measured:  # under pytest-xdist: the controller's own, less what its workers and the proofs measured
+        mine = {
+            **mine,
+            "descendants": max(0.0, mine["descendants"] - sum(c["own"] + c["descendants"] for c in measured.values())),
+        }
+    measured["controller" if measured else "pytest"] = mine
+    terminalreporter.section("what the suite cost (CPU seconds: the process / the processes it started)")
+    for name, cost in sorted(measured.items()):
+        terminalreporter.write_line(f"{name}: {cost['own']:.0f} / {cost['descendants']:.0f} in {cost['wall']:.0f} s")
+    stats = terminalreporter.stats
+    outcome = ", ".join(
+        f"{len(stats[key])} {key}" for key in ("passed", "failed", "error", "skipped") if stats.get(key)
+    )
+    terminalreporter.write_line(costs.line(measured, mine["wall"], outcome))
 
 
 @pytest.fixture(scope="session")

@@ -61,6 +61,11 @@ class DeltaProofs:
     def exit_file(self) -> Path:
         return self.log.with_suffix(".exit")
 
+    @property
+    def cost_file(self) -> Path:
+        """What the run cost (tests/costs.py), written by its conftest as it ends."""
+        return self.log.with_suffix(".cost")
+
     def outcome(self, timeout: float = TIMEOUT_SECONDS) -> tuple[int, str]:
         """0 when the run finished and its JUnit report counts tests and no failure or error, else
         non-zero; and the end of its output. Not its exit code alone: a report with no test in it
@@ -105,7 +110,12 @@ def start(log: Path | None = None) -> DeltaProofs:
     if _started:
         return _started[0][0]
     proofs = DeltaProofs(log or new_log())
-    environment = {**os.environ, "LATE_DATA_TABLE_FORMAT": "delta", "LATE_DATA_TARGET": "delta"}
+    environment = {
+        **os.environ,
+        "LATE_DATA_TABLE_FORMAT": "delta",
+        "LATE_DATA_TARGET": "delta",
+        "TESTS_COST_FILE": str(proofs.cost_file),
+    }
     environment.pop("LATE_DATA_HOME", None)
     command = [
         *(sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"),
@@ -123,6 +133,13 @@ def start(log: Path | None = None) -> DeltaProofs:
         )
     _started.append((proofs, process))
     return proofs
+
+
+def started_cost() -> dict[str, float] | None:
+    """What the Delta run this process started cost, if it started one and it ended."""
+    from tests import costs
+
+    return costs.read(_started[0][0].cost_file) if _started else None
 
 
 def stop() -> None:
