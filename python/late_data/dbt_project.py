@@ -41,6 +41,10 @@ STAGED_VIEW = re.compile(r"__staged_[0-9a-f]{12}$")
 # In dbt_packages/ (a file, which dbt's package loading skips): what packages.yml and
 # package-lock.yml held when `dbt deps` last installed them.
 INSTALLED_STAMP = ".late_data_installed"
+# The dbt commands that take --target-path (dbt deps does not).
+TARGET_PATH_COMMANDS = frozenset(
+    {"build", "compile", "list", "ls", "parse", "run", "run-operation", "seed", "show", "snapshot", "test"}
+)
 
 
 class DbtInvocationError(RuntimeError):
@@ -283,6 +287,8 @@ class DbtProject:
             str(self.environment.profiles_dir),
         ]
         command, rest = args[0], args[1:]
+        if command in TARGET_PATH_COMMANDS and not os.environ.get("DBT_TARGET_PATH"):
+            rest = ["--target-path", str(self.target_path), *rest]
         # Nothing on the console, errors included: a failure reaches the caller as one
         # DbtInvocationError (describe_failure), the whole story stays in the dbt log.
         full = [
@@ -308,6 +314,16 @@ class DbtProject:
             failure = describe_failure(outcome, read_from(dbt_log, log_offset), self.environment, node_errors.by_node)
             raise DbtInvocationError(f"dbt {describe_command(args)} failed: {failure} (the whole error: {dbt_log})")
         return outcome
+
+    @property
+    def target_path(self) -> Path:
+        """Where this process's dbt keeps its state (the partial parse, compiled SQL): apart from the
+        project's target/, whose partial parse plain dbt on cron saved with its own environment, which
+        this process's settings (the table format prepare_environment exports) would invalidate ("env
+        vars used in dbt_project.yml have changed"), one folder per project in LATE_DATA_HOME."""
+        project_dir = self.environment.project_dir.resolve()
+        digest = hashlib.sha1(str(project_dir).encode()).hexdigest()[:8]
+        return self.environment.home / "target" / f"{project_dir.name}-{digest}"
 
     def _drop_staged_views(self) -> None:
         """A failed write leaves its staged rows cached in this process's Spark session

@@ -179,10 +179,6 @@ def prepare_environment() -> ProjectEnvironment:
     if warehouse:
         os.environ["LATE_DATA_WAREHOUSE"] = warehouse
     os.environ["DBT_PROFILES_DIR"] = str(environment.profiles_dir)
-    # dbt's parse state of this process apart from the project's target/: plain dbt on cron keeps a
-    # partial parse saved with its own environment, which this process's settings (the table format
-    # set above) would otherwise invalidate ("env vars used in dbt_project.yml have changed").
-    os.environ.setdefault("DBT_TARGET_PATH", str(home / "target"))
     return environment
 
 
