@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from late_data.dbt_project import DbtProject
-from late_data.environment import prepare_environment
+from late_data.environment import CHECKOUT, jvm_options, prepare_environment
 from tests import costs, delta_proofs
 from tests.helpers import TEST_VARS, Pipeline
 
@@ -41,15 +41,38 @@ SLOWEST_MODULES = (
 DELTA_LOG = pytest.StashKey[Path]()
 SAMPLER = pytest.StashKey[costs.CpuSampler]()
 WORKER_COSTS = pytest.StashKey[dict[str, dict[str, float]]]()
+TEST_CPU = pytest.StashKey[dict[str, float]]()
 # Where a process started with it writes what it cost (the Delta proofs, for the controller).
 COST_FILE = "TESTS_COST_FILE"
 
 
+def suite_jvm_options() -> str:
+    """The JVM options of every Spark this suite starts (its workers', the drivers' and commands' it
+    runs as processes of their own): the checkout's archive of Spark's classes, which `make setup`
+    made, and the JIT's quick tier only, as the profiles give plain dbt. A test process runs a few
+    thousand small, different queries in minutes: the optimizing tier costs more CPU than it wins
+    back (2026-12-01: 20 % less CPU for the same tests). The archive's absence costs only time."""
+    archive = CHECKOUT / ".late_data" / "jvm" / "spark.jsa"
+    return f"-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m {jvm_options(archive)}"
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    # Set before any Spark starts, and inherited by every process the tests start.
+    os.environ.setdefault("LATE_DATA_JVM_OPTIONS", suite_jvm_options())
     config.addinivalue_line("markers", "cluster: starts a local cluster (PostgreSQL, metastore, Spark, Thrift Server)")
     config.addinivalue_line("markers", "spark: needs a Spark session (`make check` leaves these to `make test`)")
     config.stash[SAMPLER] = costs.CpuSampler().start()
     config.stash[WORKER_COSTS] = {}
+    config.stash[TEST_CPU] = {}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    """Each test's CPU seconds, its fixtures' and the processes it started included."""
+    sampler = item.config.stash[SAMPLER]
+    before = sampler.total()
+    yield
+    item.config.stash[TEST_CPU][item.nodeid] = round(sampler.total() - before, 1)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -111,20 +134,23 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     delta_proofs.stop()
     cost = session.config.stash[SAMPLER].stop()
+    tests = session.config.stash[TEST_CPU]
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["cost"] = cost
+        workeroutput["test_cpu"] = tests
     elif os.environ.get(COST_FILE):
-        costs.write(Path(os.environ[COST_FILE]), cost)
+        costs.write(Path(os.environ[COST_FILE]), {**cost, "test_cpu": tests})
     session.config.stash[WORKER_COSTS]["this process" if workeroutput is None else "worker"] = cost
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     """pytest-xdist's controller, as a worker ends: what it cost."""
-    cost = getattr(node, "workeroutput", {}).get("cost")
-    if cost is not None:
-        node.config.stash[WORKER_COSTS][node.gateway.id] = cost
+    output = getattr(node, "workeroutput", {})
+    if output.get("cost") is not None:
+        node.config.stash[WORKER_COSTS][node.gateway.id] = output["cost"]
+    node.config.stash[TEST_CPU].update(output.get("test_cpu") or {})
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -135,7 +161,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     measured = dict(config.stash[WORKER_COSTS])
     mine = measured.pop("this process", None)
     proofs = delta_proofs.started_cost()
+    tests = dict(config.stash[TEST_CPU])
     if proofs is not None:
+        tests.update({f"(delta) {nodeid}": seconds for nodeid, seconds in dict(proofs.pop("test_cpu", {})).items()})
         measured["delta proofs"] = proofs
     if mine is None:
         return
@@ -148,6 +176,11 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.section("what the suite cost (CPU seconds: the process / the processes it started)")
     for name, cost in sorted(measured.items()):
         terminalreporter.write_line(f"{name}: {cost['own']:.0f} / {cost['descendants']:.0f} in {cost['wall']:.0f} s")
+    terminalreporter.write_line("the ten tests that took most CPU (seconds, fixtures and processes started included):")
+    for nodeid, seconds in sorted(tests.items(), key=lambda item: -item[1])[:10]:
+        terminalreporter.write_line(f"  {seconds:7.1f}  {nodeid}")
+    if os.environ.get("TESTS_CPU_REPORT"):
+        costs.write(Path(os.environ["TESTS_CPU_REPORT"]), tests)
     stats = terminalreporter.stats
     outcome = ", ".join(
         f"{len(stats[key])} {key}" for key in ("passed", "failed", "error", "skipped") if stats.get(key)

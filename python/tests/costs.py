@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -64,6 +65,11 @@ class CpuSampler:
             if pid in stats:
                 self.seconds[pid] = max(self.seconds.get(pid, 0.0), stats[pid][1])
 
+    def total(self) -> float:
+        """CPU seconds of this process and its descendants so far (read now)."""
+        self.sample()
+        return sum(self.seconds.values())
+
     def stop(self) -> dict[str, float]:
         """Stop sampling; wall seconds, this process's CPU seconds and its descendants'."""
         self.sample()
@@ -76,11 +82,11 @@ class CpuSampler:
         }
 
 
-def write(path: Path, cost: dict[str, float]) -> None:
+def write(path: Path, cost: dict[str, Any]) -> None:
     path.write_text(json.dumps(cost))
 
 
-def read(path: Path) -> dict[str, float] | None:
+def read(path: Path) -> dict[str, Any] | None:
     try:
         return dict(json.loads(path.read_text()))
     except (OSError, ValueError):

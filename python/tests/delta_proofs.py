@@ -21,25 +21,29 @@ TEST_ID = "test_delta_proofs.py::test_the_commit_log_proofs_hold_on_delta_tables
 # How pytest-xdist's controller tells its workers where the Delta run it started writes.
 WORKER_INPUT_KEY = "late_data_delta_proofs_log"
 TIMEOUT_SECONDS = 3600
-# Run again on Delta tables (its own LATE_DATA_HOME and Spark): the tests whose proofs read the
-# table format's metadata or go through what differs between the formats (a write that clears a
-# partition, time travel, file pruning, maintenance, cloning and restoring); the multi-run scenario
-# with the oracle after every run and the history checked against every published state; and the
-# session pipeline, whose merges and splits rewrite partitions no other pipeline's runs do. Left to
-# Iceberg: what the SQL decides the same way on both (the hand-made corrections and too-late rows, a
-# correction before the horizon, the settings refused, a backfill refusing a resend), the history
-# compared with the one the package kept before it appended (the scenario here checks Delta's history
-# every run), and the example's other pipelines: their writes are the macros the scenario's means
-# already write on Delta (replace the changed partitions, merge the too-late listing, append the
-# history), and on 2 cores beside the Iceberg workers the dimension pipeline alone took 9 to 16
-# minutes on Delta, the percentiles 3 to 5.
+# Run again on Delta tables (its own LATE_DATA_HOME and Spark): what differs between the formats.
+# The writes (a partition cleared by a correction, the result replaced by a full refresh), the
+# commit log each proof reads, file pruning, maintenance, and a staged backfill's clone, publish and
+# rollback; and one scenario end to end, the oracle and the commit log after every run. Left to
+# Iceberg: what the SQL decides the same way on both (the corrections and too-late rows, sessions'
+# merges and splits, the settings refused, the history's revisions, the replay into another
+# schema), and the example's pipelines, whose writes are the macros the scenario writes on Delta
+# (replace the changed partitions, merge the too-late listing, append the history).
 FORMAT_AWARE_TESTS = (
     "python/tests/test_corrections.py::test_window_emptied_by_a_correction_is_cleared",
-    "python/tests/test_scenario_oracle.py",
+    *(
+        f"python/tests/test_scenario_oracle.py::{name}"
+        for name in (
+            "test_every_window_matches_the_oracle_after_every_run",
+            "test_only_partitions_whose_input_changed_are_rewritten",
+            "test_run_report_matches_the_commit_log",
+            "test_rerun_at_the_same_run_time_changes_nothing",
+            "test_as_of_reads_equal_the_oracle_at_past_run_times",
+            "test_full_refresh_gives_bit_identical_results",
+        )
+    ),
     "python/tests/test_maintenance.py",
     "python/tests/test_scan_horizon.py::test_a_scheduled_run_reads_no_file_older_than_its_horizon",
-    "python/tests/test_scan_horizon.py::test_the_history_reads_and_writes_only_the_pairs_its_result_rewrote",
-    "python/tests/test_example_project.py::test_page_visits_merge_extend_and_split_exactly_under_late_data",
     "python/tests/test_publishing.py::test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_every_table",
     "python/tests/test_delta.py::test_the_classes_spark_loaded_are_the_pinned_release",
 )

@@ -1,7 +1,7 @@
-"""A process for the publish kill test (test_publishing.py): in LATE_DATA_HOME, `prepare` builds the
-water-level scenario of test_publishing and stages a backfill; `publish_killed` publishes it and
-SIGKILLs itself right after the first table's commit (no cleanup of any kind); `finish` reports what
-the killed publish left, then publishes again. Run as `python -m tests.publish_driver <step>` from
+"""A process for the publish kill test (test_publishing.py): in LATE_DATA_HOME, `publish_killed`
+builds the water-level scenario of test_publishing, stages a backfill, publishes it and SIGKILLs
+itself right after the first table's commit (no cleanup of any kind); `finish` reports what the
+killed publish left, then publishes again. Run as `python -m tests.publish_driver <step>` from
 python/; prints one JSON object per line."""
 
 from __future__ import annotations
@@ -36,13 +36,12 @@ def tables(project: DbtProject) -> dict[str, int | None]:
 
 def main(step: str) -> None:
     project = DbtProject(prepare_environment(), TEST_VARS)
-    if step == "prepare":
+    if step == "publish_killed":
         pipeline = built(Pipeline(project, TEST_VARS))
         settings = select_pipelines(project, ["water_level_window_means"])
         home = Path(os.environ["LATE_DATA_HOME"])
         stage_backfill(project, settings, at(0), at(5), timedelta(hours=1), True, at(20.5), NAME, home)
         emit({"tables": tables(project), "result": result(pipeline)})
-    elif step == "publish_killed":
         real_copy = publishing.copy_partitions
 
         def copy_then_die(*args: Any) -> None:

@@ -314,14 +314,17 @@ def test_a_restarted_schedule_resumes_after_its_last_audited_run(pipeline: Pipel
 def test_bad_settings_are_refused_naming_the_setting(
     project: DbtProject, setting: str, value: Any, message: str
 ) -> None:
-    project.use_vars({**TEST_VARS, setting: value})
-    try:
-        with pytest.raises(DbtInvocationError, match=message.replace(".", r"\.").replace("(", r"\(")):
-            project.invoke(
-                ["run", "--select", "stg_sensors__water_level_readings"], {"run_time": "2026-03-02 08:00:00"}
-            )
-    finally:
-        project.use_vars(TEST_VARS)
+    """The macros check the settings before anything runs (the hooks): the bad value reaches them as
+    a var of the invocation, on the project parsed with the tests' settings (no parse per case)."""
+    import json
+
+    project.use_vars(TEST_VARS)
+    bad = {**TEST_VARS, setting: value, "run_time": "2026-03-02 08:00:00"}
+    with pytest.raises(DbtInvocationError, match=message.replace(".", r"\.").replace("(", r"\(")):
+        project._invoke_raw(
+            ["run", "--select", "stg_sensors__water_level_readings", "--vars", json.dumps(bad)],
+            manifest=project.manifest(),
+        )
 
 
 @pytest.mark.parametrize(

@@ -121,17 +121,18 @@ def test_init_takes_an_empty_folder_to_a_pipeline_that_builds_and_checks(tmp_pat
         [reading(f"m1-{minute}", "m1", minute, 1.0 + minute, minute + 0.1) for minute in range(0, 30, 2)]
         + [reading("m2-3", "m2", 3, 9.0, 3.2), reading("m2-3", "m2", 3, 9.0, 3.2)],  # a copy delivered together
     )
-    # A second pipeline on the same source, as sessions: init writes no window size for it.
-    sessions = run(
+    # A second pipeline on the same source, as sessions, from init's arguments (what init writes once
+    # it has found the source, without a second Spark: the first init proved that part): no window size.
+    arguments = build_parser().parse_args(
         [
-            *("late-data", "init", "--source", "raw.meter_readings", "--pipeline", "meter_sessions"),
+            *("init", "--source", "raw.meter_readings", "--pipeline", "meter_sessions", "--columns", COLUMNS),
             *("--series-key", "meter_id", "--session-gap-seconds", "600", "--max-session-seconds", "3600"),
             *("--late-window-seconds", "1800"),
-        ],
-        folder,
-        env,
+        ]
     )
-    assert "init: wrote models/meter_sessions.yml" in sessions
+    sessions = InitPlan(folder)
+    plan_pipeline(sessions, PipelineSpec(**_pipeline_args(arguments)), "iceberg")
+    write_plan(sessions)
     session_settings = (folder / "models" / "meter_sessions.yml").read_text()
     assert "session_gap_seconds: 600" in session_settings and "window_size_seconds" not in session_settings
     # The run time in the environment, as the docs and init's next lines pass it.

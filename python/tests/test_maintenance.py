@@ -82,7 +82,7 @@ def maintained(project: Any) -> Maintained:
         project,
         feed,
         ORIGIN,
-        ORIGIN + timedelta(minutes=30),
+        ORIGIN + timedelta(minutes=20),  # four runs: enough for a version three commits back
         INTERVAL,
         timedelta(seconds=10),
         pipeline_tag="water_level",

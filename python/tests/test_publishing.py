@@ -165,20 +165,22 @@ def test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_
     with pytest.raises(PublishRefused, match="nothing to roll back"):
         rollback(project.project, settings, None, undone.name, None, at(21.6))
     assert audit() == audit_before
-    # The restarted schedule runs the undone run time again and loads again what arrived since
-    # (row f), exactly.
-    reports = run_simulated(
-        project.project,
-        lambda start, end: None,
-        T0,
-        at(22),
-        timedelta(minutes=1),
-        timedelta(0),
-        pipeline_tag="water_level",
-    )
-    assert [report.run_time for report in reports] == [at(21), at(22)]
-    assert mismatched(pipeline) == 0
-    assert next(row for row in result(pipeline) if row[1] == "bridge" and row[0] == at(17))[2] == 2
+    iceberg = project.project.environment.table_format == "iceberg"
+    if iceberg:  # the scheduler's resume after a rollback is the same code on Delta (its restore is proven above)
+        # The restarted schedule runs the undone run time again and loads again what arrived since
+        # (row f), exactly.
+        reports = run_simulated(
+            project.project,
+            lambda start, end: None,
+            T0,
+            at(22),
+            timedelta(minutes=1),
+            timedelta(0),
+            pipeline_tag="water_level",
+        )
+        assert [report.run_time for report in reports] == [at(21), at(22)]
+        assert mismatched(pipeline) == 0
+        assert next(row for row in result(pipeline) if row[1] == "bridge" and row[0] == at(17))[2] == 2
 
     # A rollback is rolled back: to the published backfill's version by name.
     rollback(project.project, settings, None, version.name, None, at(22.5))
@@ -206,7 +208,7 @@ def test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_
         rollback(project.project, settings, None, "Bad-Name", None, at(23))
     with pytest.raises(PublishRefused, match="no run of water_level_window_means at 2026-03-03 08:02:00"):
         rollback(project.project, settings, at(2), None, None, at(23))
-    if project.project.environment.table_format == "iceberg":
+    if iceberg:
         (moment,) = project.spark.sql("select current_timestamp() + interval 1 second").first()
         for table in now:
             project.spark.sql(
@@ -291,17 +293,15 @@ def drive(home: Path, step: str) -> tuple[int, list[dict[str, Any]], str]:
 @pytest.mark.spark
 @pytest.mark.skipif(
     os.environ.get("LATE_DATA_TABLE_FORMAT") == "delta",
-    reason="three processes of a minute each: run on Iceberg (a commit is whole on either format)",
+    reason="two processes of a minute each: run on Iceberg (a commit is whole on either format)",
 )
 def test_publish_killed_by_sigkill_leaves_each_table_old_or_new_and_publishing_again_finishes_it(
     tmp_path: Path,
 ) -> None:
     home = tmp_path / "home"
-    code, records, stderr = drive(home, "prepare")
-    assert code == 0, stderr[-3000:]
-    staged = records[-1]["tables"]
     code, records, stderr = drive(home, "publish_killed")
     assert code == -9, stderr[-3000:]
+    staged = records[0]["tables"]
     assert records[-1]["killing"] == "after the first table's commit"
     code, records, stderr = drive(home, "finish")
     assert code == 0, stderr[-3000:]
