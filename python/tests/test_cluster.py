@@ -579,14 +579,14 @@ spark = DbtProject(prepare_environment()).spark
 
 def watch(stop):
     # Reads the published windows and the audit until told to stop; the audit is created when the
-    # first build starts, the result tables as it goes on. Every few seconds: each poll is a Spark
+    # first build starts, the result tables as it goes on. Every ten seconds: each poll is a Spark
     # job on the same two cores the scheduled runs need.
     seen = set()
     while not os.path.exists(stop):
         if all(spark.catalog.tableExists(f"analytics.{t}") for t in ("late_data_run_audit", "water_level_window_means")):
             seen.add(str(spark.sql("select max(run_time) from analytics.late_data_run_audit where outcome = 'success'").first()[0]))
             spark.sql("select count(*), sum(reading_count) from analytics.water_level_window_means").collect()
-        time.sleep(3)
+        time.sleep(10)
     return sorted(seen)
 
 def late_data(args):
