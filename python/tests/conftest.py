@@ -20,22 +20,23 @@ from tests.helpers import TEST_VARS, Pipeline
 # ones and the short ones fill in at the end. An order, not a promise: a module in the wrong place
 # costs minutes, never a result.
 SLOWEST_MODULES = (
-    "test_faults.py",
     "test_cluster.py",
-    "test_scenario_oracle.py",
     "test_example_project.py",
     "test_publishing.py",
-    "test_arrivals.py",
     "test_init.py",
-    "test_scan_horizon.py",
-    "test_failed_runs.py",
-    "test_bench.py",
-    "test_maintenance.py",
-    "test_corrections.py",
     "test_bad_input.py",
+    "test_faults.py",
     "test_error_rates.py",
+    "test_arrivals.py",
+    "test_scenario_oracle.py",
     "test_history.py",
+    "test_failed_runs.py",
+    "test_scan_horizon.py",
     "test_run_budget.py",
+    "test_bench.py",
+    "test_corrections.py",
+    "test_maintenance.py",
+    "test_generator_and_dbt_tests.py",
     "test_dbt_adapter_suites.py",
 )
 DELTA_LOG = pytest.StashKey[Path]()
