@@ -57,22 +57,9 @@ def suite_jvm_options() -> str:
     return f"-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m {jvm_options(archive)}"
 
 
-# Spark settings of every Spark this suite starts in-process or as a process of its own (spark-submit
-# reads PYSPARK_SUBMIT_ARGS as a session starts). Its queries run interpreted and as planned: on the
-# suite's few rows per query, compiling each query's Java (whole-stage code generation) and planning it
-# again as it runs (adaptive execution) cost more CPU than they win back (2026-12-01, the corrections
-# and history tests: 2.4 CPU-min with Spark's defaults, 2.0 without them). Both change how a query
-# runs, never its result; `make demo`, `make bench` and users run with Spark's defaults.
-SUITE_SPARK_SUBMIT_ARGS = (
-    "--conf spark.sql.codegen.wholeStage=false --conf spark.sql.codegen.factoryMode=NO_CODEGEN"
-    " --conf spark.sql.adaptive.enabled=false pyspark-shell"
-)
-
-
 def pytest_configure(config: pytest.Config) -> None:
     # Set before any Spark starts, and inherited by every process the tests start.
     os.environ.setdefault("LATE_DATA_JVM_OPTIONS", suite_jvm_options())
-    os.environ.setdefault("PYSPARK_SUBMIT_ARGS", SUITE_SPARK_SUBMIT_ARGS)
     config.addinivalue_line("markers", "cluster: starts a local cluster (PostgreSQL, metastore, Spark, Thrift Server)")
     config.addinivalue_line("markers", "spark: needs a Spark session (`make check` leaves these to `make test`)")
     config.stash[SAMPLER] = costs.CpuSampler().start()
