@@ -57,7 +57,7 @@ check: lint
 
 # The suite's strength: each mutant of python/tests/mutants.yml (a small fault in the product) run
 # against the tests it names, reported killed (by which test) or survived, into target/mutants.md.
-# Not part of `make test`: about two hours on 2 cores (docs/testing.md).
+# Not part of `make test`: about an hour on 2 cores (docs/testing.md).
 mutants: setup
 	@mkdir -p target
 	$(BIN)/python python/tests/mutants.py --report target/mutants.md
