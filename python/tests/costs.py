@@ -38,6 +38,8 @@ class CpuSampler:
         self.interval = interval
         self.started = time.monotonic()
         self.seconds: dict[int, float] = {}  # pid -> CPU seconds it last showed
+        # The sampling thread and the test hooks (total(), per test) both read and update `seconds`.
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="cpu-sampler", daemon=True)
 
@@ -55,30 +57,34 @@ class CpuSampler:
         for entry in os.scandir("/proc"):
             if entry.name.isdigit() and (stat := _stat(int(entry.name))) is not None:
                 stats[int(entry.name)] = stat
-        tracked = set(self.seconds) | {self.root}
-        grown = True
-        while grown:  # descendants of anything tracked, however deep
-            new = {pid for pid, (parent, _) in stats.items() if parent in tracked and pid not in tracked}
-            tracked |= new
-            grown = bool(new)
-        for pid in tracked:
-            if pid in stats:
-                self.seconds[pid] = max(self.seconds.get(pid, 0.0), stats[pid][1])
+        with self._lock:
+            tracked = set(self.seconds) | {self.root}
+            grown = True
+            while grown:  # descendants of anything tracked, however deep
+                new = {pid for pid, (parent, _) in stats.items() if parent in tracked and pid not in tracked}
+                tracked |= new
+                grown = bool(new)
+            for pid in tracked:
+                if pid in stats:
+                    self.seconds[pid] = max(self.seconds.get(pid, 0.0), stats[pid][1])
 
     def total(self) -> float:
         """CPU seconds of this process and its descendants so far (read now)."""
         self.sample()
-        return sum(self.seconds.values())
+        with self._lock:
+            return sum(self.seconds.values())
 
     def stop(self) -> dict[str, float]:
         """Stop sampling; wall seconds, this process's CPU seconds and its descendants'."""
         self.sample()
         self._stop.set()
-        own = self.seconds.get(self.root, 0.0)
+        with self._lock:
+            own = self.seconds.get(self.root, 0.0)
+            descendants = sum(self.seconds.values()) - own
         return {
             "wall": round(time.monotonic() - self.started, 1),
             "own": round(own, 1),
-            "descendants": round(sum(self.seconds.values()) - own, 1),
+            "descendants": round(descendants, 1),
         }
 
 

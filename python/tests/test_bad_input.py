@@ -3,6 +3,7 @@ only move forward, settings are refused by name, and the audit and `late-data st
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import datetime, timedelta
 from typing import Any
@@ -316,8 +317,6 @@ def test_bad_settings_are_refused_naming_the_setting(
 ) -> None:
     """The macros check the settings before anything runs (the hooks): the bad value reaches them as
     a var of the invocation, on the project parsed with the tests' settings (no parse per case)."""
-    import json
-
     project.use_vars(TEST_VARS)
     bad = {**TEST_VARS, setting: value, "run_time": "2026-03-02 08:00:00"}
     with pytest.raises(DbtInvocationError, match=message.replace(".", r"\.").replace("(", r"\(")):

@@ -106,18 +106,12 @@ def plain_dbt(*args: str, run_time: datetime | None = None) -> Any:
     its run time in the environment as the docs pass it (dbt keeps its partial parse)."""
     from dbt.cli.main import dbtRunner
 
-    previous = os.environ.get("LATE_DATA_RUN_TIME")
-    if run_time is not None:
-        os.environ["LATE_DATA_RUN_TIME"] = format_timestamp(run_time)
-    try:
+    with pytest.MonkeyPatch.context() as environment:
+        if run_time is not None:
+            environment.setenv("LATE_DATA_RUN_TIME", format_timestamp(run_time))
         outcome = dbtRunner().invoke(
             ["--quiet", *args, "--project-dir", str(EXAMPLE), "--profiles-dir", str(CHECKOUT / "profiles")]
         )
-    finally:
-        if previous is None:
-            os.environ.pop("LATE_DATA_RUN_TIME", None)
-        else:
-            os.environ["LATE_DATA_RUN_TIME"] = previous
     assert outcome.success, outcome.exception or [
         (result.node.name, result.message) for result in outcome.result.results if str(result.status) != "success"
     ]

@@ -157,8 +157,7 @@ def test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_
     assert version_lines(project.project)[0].startswith(
         f"{version.name}: backfill published, then rolled back by {undone.name} at"
     )
-    iceberg = project.project.environment.table_format == "iceberg"
-    if not iceberg:
+    if project.project.environment.table_format != "iceberg":
         # The rest is the same code on either format but for a restore to a version by its name.
         rollback(project.project, settings, None, version.name, None, at(22.5))
         assert result(pipeline) == after_publish

@@ -49,7 +49,6 @@ MINUTES_BETWEEN_RUNS = 9
 def scheduled_history(project: Any) -> dict[str, Any]:
     """Scheduled runs over SCENARIO_MINUTES, checking after each run."""
     pipeline = Pipeline(project, TEST_VARS)
-    every = MINUTES_BETWEEN_RUNS
     observed: list[dict[str, Any]] = []
     previous: dict[str, Any] = {"oracle": None, "version": None}
 
@@ -75,12 +74,12 @@ def scheduled_history(project: Any) -> dict[str, Any]:
         scenario_feed(pipeline.project, pipeline.raw_tables, ORIGIN, water_levels=SCENARIO),
         ORIGIN,
         ORIGIN + timedelta(minutes=SCENARIO_MINUTES),
-        timedelta(minutes=every),
+        timedelta(minutes=MINUTES_BETWEEN_RUNS),
         timedelta(seconds=10),
         after_run,
         pipeline_tag=pipeline.pipeline_tag,
     )
-    return {"pipeline": pipeline, "observed": observed, "runs": SCENARIO_MINUTES // every}
+    return {"pipeline": pipeline, "observed": observed, "runs": SCENARIO_MINUTES // MINUTES_BETWEEN_RUNS}
 
 
 def test_every_window_matches_the_oracle_after_every_run(scheduled_history: dict[str, Any]) -> None:
