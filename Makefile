@@ -67,6 +67,7 @@ mutants: setup
 # Iceberg whatever the environment picks, the Iceberg jar shared. `dbt docs serve` shows it.
 docs: setup
 	@home=$$(mktemp -d) && ln -s "$${LATE_DATA_HOME:-$(CURDIR)/.late_data}/jars" "$$home/jars" && \
+		ln -s "$${LATE_DATA_HOME:-$(CURDIR)/.late_data}/jvm" "$$home/jvm" && \
 		LATE_DATA_HOME="$$home" LATE_DATA_TABLE_FORMAT=iceberg LATE_DATA_TARGET=iceberg \
 		$(BIN)/dbt docs generate --project-dir . --profiles-dir profiles; \
 		status=$$?; rm -rf "$$home"; exit $$status
@@ -77,6 +78,7 @@ docs: setup
 SQL_DOCS_RUN_TIME = 2026-01-01 01:15:10
 sql-docs: setup
 	@home=$$(mktemp -d) && ln -s "$${LATE_DATA_HOME:-$(CURDIR)/.late_data}/jars" "$$home/jars" && \
+		ln -s "$${LATE_DATA_HOME:-$(CURDIR)/.late_data}/jvm" "$$home/jvm" && \
 		export LATE_DATA_HOME="$$home" LATE_DATA_TABLE_FORMAT=iceberg LATE_DATA_TARGET=iceberg && \
 		$(BIN)/late-data demo --hours 1 && \
 		$(BIN)/late-data explain --run-time "$(SQL_DOCS_RUN_TIME)" --mode scheduled --mode rebuild --mode reconcile --out docs/sql; \
