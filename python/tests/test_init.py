@@ -118,11 +118,19 @@ def test_init_takes_an_empty_folder_to_a_pipeline_that_builds_and_checks(tmp_pat
         "packages.yml",
         "profiles.yml",
     ]
+    # The user's ingestion, in one Spark: what arrives after the first build is stamped after its run
+    # time (00:30:10), and a build loads only rows stamped by its own (one JVM fewer than inserting
+    # between the builds, which loads the same rows at the same runs).
     insert(
         folder,
         env,
         [reading(f"m1-{minute}", "m1", minute, 1.0 + minute, minute + 0.1) for minute in range(0, 30, 2)]
-        + [reading("m2-3", "m2", 3, 9.0, 3.2), reading("m2-3", "m2", 3, 9.0, 3.2)],  # a copy delivered together
+        + [reading("m2-3", "m2", 3, 9.0, 3.2), reading("m2-3", "m2", 3, 9.0, 3.2)]  # a copy delivered together
+        + [
+            reading("m1-late", "m1", 7, 5.0, 31),  # late, in time
+            reading("m1-4", "m1", 4, 0.5, 32),  # a correction
+            reading("m2-too-late", "m2", 1, 2.0, 80),  # its window was final at 00:35
+        ],
     )
     # A second pipeline on the same source, as sessions, from init's arguments (what init writes once
     # it has found the source, without a second Spark: the first init proved that part): no window size.
@@ -141,17 +149,8 @@ def test_init_takes_an_empty_folder_to_a_pipeline_that_builds_and_checks(tmp_pat
     # The run time in the environment, as the docs and init's next lines pass it.
     build = lambda run_time: run(["dbt", "build"], folder, {**env, "LATE_DATA_RUN_TIME": run_time})
     build("2026-06-01 00:30:10")
-    insert(
-        folder,
-        env,
-        [
-            reading("m1-late", "m1", 7, 5.0, 31),  # late, in time
-            reading("m1-4", "m1", 4, 0.5, 32),  # a correction
-            reading("m2-too-late", "m2", 1, 2.0, 80),  # its window was final at 00:35
-        ],
-    )
     second = build("2026-06-01 01:21:10")
-    # Neither the run time nor the ingestion between the builds made dbt parse the project again.
+    # The run time changed between the builds and dbt did not parse the project again.
     assert "Unable to do partial parsing" not in second, second
     checked = run(["late-data", "--project-dir", str(folder), "check"], folder, env)
     assert checked.splitlines()[-1] == "check: 9 windows, 2 too-late entries checked, 0 mismatched", checked
