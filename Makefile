@@ -38,12 +38,14 @@ comma := ,
 export DELTA_JARS ?= $(subst $(eval) ,$(comma),$(strip $(wildcard $(DELTA_JARS_DIR)/delta-spark_*.jar) $(wildcard $(DELTA_JARS_DIR)/delta-storage-*.jar)))
 endif
 
-# The whole suite in two worker processes (pytest-xdist), each with its own Spark session and
+# The whole suite in worker processes (pytest-xdist), each with its own Spark session and
 # warehouse, handed whole modules, the slowest first (python/tests/conftest.py), the Delta proofs
-# beside them in a third; at the end, the ten slowest tests and what each process cost
-# (docs/testing.md).
+# beside them in one more; at the end, the ten slowest tests and what each process cost
+# (docs/testing.md). Three workers on two cores: a worker keeps about three quarters of a core busy
+# (its Spark waits on files and on the processes its tests start), two left a quarter idle.
+PYTEST_WORKERS ?= 3
 pytest: setup cluster-packages
-	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=10 python/tests
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=10 python/tests
 
 # Its last line: how long the whole took.
 test:
