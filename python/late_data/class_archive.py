@@ -41,8 +41,7 @@ def make_class_archive(archive: Path, timeout_seconds: float = 600) -> bool:
             "LATE_DATA_HOME": scratch,
             # dbt's state of its own too: the project's partial parse stays as its runs left it.
             "DBT_TARGET_PATH": str(Path(scratch) / "target"),
-            # The quick JIT tier: a one-off workload of a few seconds, which the optimizing tier slows.
-            "LATE_DATA_JVM_OPTIONS": f"-XX:ArchiveClassesAtExit={archive} -XX:TieredStopAtLevel=1 -Xlog:cds=off",
+            "LATE_DATA_JVM_OPTIONS": f"-XX:ArchiveClassesAtExit={archive} -Xlog:cds=off",
         }
         process = subprocess.run(
             [sys.executable, "-m", "late_data.class_archive"],
