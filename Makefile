@@ -41,9 +41,9 @@ endif
 # The whole suite in worker processes (pytest-xdist), each with its own Spark session and
 # warehouse, handed whole modules, the slowest first (python/tests/conftest.py), the Delta proofs
 # beside them in one more; at the end, the ten slowest tests and what each process cost
-# (docs/testing.md). Three workers on two cores: a worker keeps about three quarters of a core busy
-# (its Spark waits on files and on the processes its tests start), two left a quarter idle.
-PYTEST_WORKERS ?= 3
+# (docs/testing.md). Two workers on this 2-core machine: three cost more than they filled in
+# (2026-12-02, the same commit back to back: 2,104 s and 3,958 CPU s with three, 2,053 and 3,757 with two).
+PYTEST_WORKERS ?= 2
 pytest: setup cluster-packages
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=10 python/tests
 

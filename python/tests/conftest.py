@@ -16,7 +16,7 @@ from tests import costs, delta_proofs
 from tests.helpers import TEST_VARS, Pipeline
 
 # The modules that take longest, longest first: pytest-xdist hands out whole modules in collection
-# order (`make pytest`: --dist loadfile --no-loadscope-reorder), so the two workers start on the long
+# order (`make pytest`: --dist loadfile --no-loadscope-reorder), so the workers start on the long
 # ones and the short ones fill in at the end. An order, not a promise: a module in the wrong place
 # costs minutes, never a result.
 SLOWEST_MODULES = (
