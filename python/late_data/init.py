@@ -284,6 +284,7 @@ def profiles_yml(name: str) -> str:
         spark.sql.shuffle.partitions: "{{{{ env_var('LATE_DATA_SHUFFLE_PARTITIONS', '4') }}}}"
         spark.sql.sources.partitionOverwriteMode: dynamic
         spark.sql.legacy.storeAnalyzedPlanForView: "true"
+        spark.sql.codegen.cache.maxEntries: "1000"
         spark.sql.warehouse.dir: "{home}/warehouse"
         spark.hadoop.javax.jdo.option.ConnectionURL: "jdbc:derby:;databaseName={home}/metastore_db;create=true"
         spark.hadoop.datanucleus.schema.autoCreateAll: "true"
