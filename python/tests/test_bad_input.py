@@ -4,7 +4,6 @@ only move forward, settings are refused by name, and the audit and `late-data st
 from __future__ import annotations
 
 import json
-import random
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -227,11 +226,11 @@ def history_defects(pipeline: Pipeline) -> list[Any]:
 def test_run_times_only_move_forward_whatever_order_they_come_in(pipeline: Pipeline) -> None:
     feed = scenario_feed(pipeline.project, pipeline.raw_tables, ORIGIN, water_levels=SCENARIO)
     feed(ORIGIN, at(30))
-    run_times = [at(minutes) for minutes in range(3, 31, 3)]
-    shuffled = random.Random(13).sample(run_times, len(run_times))
+    # Out of order as a restarted or misconfigured scheduler may send them: a run time before the
+    # last success, one well before it and one just before it.
     last_success: datetime | None = None
     refused = 0
-    for run_time in shuffled:
+    for run_time in (at(15), at(30), at(9), at(27)):
         if last_success is not None and run_time < last_success:
             with pytest.raises(DbtInvocationError, match="runs only move forward in time"):
                 pipeline.run(run_time)
@@ -239,7 +238,7 @@ def test_run_times_only_move_forward_whatever_order_they_come_in(pipeline: Pipel
         else:
             pipeline.run(run_time)
             last_success = run_time
-    assert refused > 0
+    assert refused == 2
     assert history_defects(pipeline) == []
     assert (
         compare_window_means(
@@ -248,40 +247,22 @@ def test_run_times_only_move_forward_whatever_order_they_come_in(pipeline: Pipel
         == 0
     )
 
-    # The same run time again is an idempotent rerun: it writes nothing and the audit says so.
-    versions = {
-        table: latest_version(pipeline.spark, table, "iceberg")
-        for table in (pipeline.means_table, pipeline.too_late_table)
-    }
-    report = pipeline.run(last_success)
-    assert (report.versions_loaded, report.windows_changed, report.rows_written, report.too_late_rows) == (0, 0, 0, 0)
-    assert {table: latest_version(pipeline.spark, table, "iceberg") for table in versions} == versions
-    invocation = audit_rows(pipeline)[-1]["invocation_id"]
-    rerun = {
-        row["model"]: row["rows_written"]
-        for row in audit_rows(pipeline, f"invocation_id = '{invocation}'")
-        if row["outcome"] == "success"
-    }
-    assert rerun["water_level_window_means"] == rerun["water_level_window_means_history"] == 0
-    assert rerun["int_water_level__versions"] == rerun["water_level_too_late_readings"] == 0
-    assert history_defects(pipeline) == []
-
 
 def test_a_restarted_schedule_resumes_after_its_last_audited_run(pipeline: Pipeline) -> None:
     feed = scenario_feed(pipeline.project, pipeline.raw_tables, ORIGIN, water_levels=SCENARIO)
     interval, offset = timedelta(minutes=3), timedelta(seconds=10)
-    first = run_simulated(pipeline.project, feed, ORIGIN, at(9), interval, offset, pipeline_tag="water_level")
+    first = run_simulated(pipeline.project, feed, ORIGIN, at(6), interval, offset, pipeline_tag="water_level")
     raw_rows = pipeline.spark.table(pipeline.raw_table).count()
     # Restarted with its original origin: no past run time is replayed, no row fed twice.
-    second = run_simulated(pipeline.project, feed, ORIGIN, at(15), interval, offset, pipeline_tag="water_level")
-    assert [report.run_time for report in first] == [at(0) + offset, at(3) + offset, at(6) + offset]
-    assert [report.run_time for report in second] == [at(9) + offset, at(12) + offset]
-    fed_since = pipeline.spark.table(pipeline.raw_table).where(f"ingested_at < timestamp'{at(6) + offset}'").count()
+    second = run_simulated(pipeline.project, feed, ORIGIN, at(9), interval, offset, pipeline_tag="water_level")
+    assert [report.run_time for report in first] == [at(0) + offset, at(3) + offset]
+    assert [report.run_time for report in second] == [at(6) + offset]
+    fed_since = pipeline.spark.table(pipeline.raw_table).where(f"ingested_at < timestamp'{at(3) + offset}'").count()
     assert fed_since == raw_rows
     assert history_defects(pipeline) == []
     assert (
         compare_window_means(
-            pipeline.spark, pipeline.raw_table, pipeline.means_table, at(12) + offset, TEST_SETTINGS
+            pipeline.spark, pipeline.raw_table, pipeline.means_table, at(6) + offset, TEST_SETTINGS
         ).mismatched
         == 0
     )
@@ -357,6 +338,7 @@ def test_status_shows_last_runs_interrupted_runs_quarantine_and_reconciliation(p
     run_pipeline(pipeline.project, at(4), "tag:water_level,tag:late_data", reconcile=True)
     status = read_status(pipeline.project)
     assert status.interrupted == [] and status.last_recovery is None
+    assert status.unloaded == []  # every delivered row loaded: nothing listed
     assert {run["model"] for run in status.last_runs} >= {
         "water_level_window_means",
         "water_level_window_means_history",
@@ -407,8 +389,6 @@ def test_status_shows_last_runs_interrupted_runs_quarantine_and_reconciliation(p
     (waiting,) = read_status(pipeline.project).unloaded
     assert (waiting["pipeline"], waiting["rows"], waiting["earliest_event"]) == ("water_level_window_means", 1, at(1.1))
     assert "rows delivered before the last run and not loaded: 1" in "\n".join(read_status(pipeline.project).lines())
-    run_pipeline(pipeline.project, at(7), "tag:water_level,tag:late_data", reconcile=True)
-    assert read_status(pipeline.project).unloaded == []
 
 
 def test_two_versions_with_one_stamp_count_by_the_tie_breaker_and_a_test_lists_them(pipeline: Pipeline) -> None:

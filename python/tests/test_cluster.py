@@ -678,7 +678,7 @@ def cluster_client(running_cluster: RunningCluster) -> Iterator[ClusterClient]:
 def test_one_catalog_for_the_thrift_server_spark_and_dbt(
     running_cluster: RunningCluster, cluster_client: ClusterClient
 ) -> None:
-    env, burst = running_cluster.env, 6
+    env, burst = running_cluster.env, 3
     # Written through the Thrift Server...
     cursor = thrift_cursor(env)
     cursor.execute("create schema if not exists shared")

@@ -5,8 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+import pytest
+
+from late_data.dbt_project import DbtProject
 from late_data.raw_tables import Reading, append_readings
-from tests.helpers import Pipeline, clock
+from tests.helpers import TEST_VARS, Pipeline, clock
 
 T0 = datetime(2026, 3, 2, 8, 0, 0)
 at = clock(T0)
@@ -58,49 +61,64 @@ def test_window_emptied_by_a_correction_is_cleared(pipeline: Pipeline) -> None:
     assert (at(0), pipeline.bucket_of("pier")) in pipeline.touched_since(pipeline.means_table, before)
 
 
-def test_rows_later_than_the_late_window_are_kept_aside_and_change_nothing(pipeline: Pipeline) -> None:
-    # Window 08:00 is final at 08:11 (1-minute window + 10-minute late window).
+@pytest.fixture(scope="module")
+def late_for_final_windows(project: DbtProject) -> dict[str, Any]:
+    """Two locations' 08:00 windows final at the run at 08:12 (1-minute window + 10-minute late
+    window); then, before the run at 08:13, for quay a new reading and a correction too late for
+    it, and for lock a correction moving its reading out of it into 08:11, still open. Read once:
+    the tests of the module reset the warehouse."""
+    pipeline = Pipeline(project, TEST_VARS)
     append_readings(
         pipeline.spark,
         pipeline.raw_table,
-        [Reading("p", "quay", at(0.2), 1.0, at(0.3)), Reading("q", "quay", at(0.4), 3.0, at(0.5))],
+        [
+            Reading("p", "quay", at(0.2), 1.0, at(0.3)),
+            Reading("q", "quay", at(0.4), 3.0, at(0.5)),
+            Reading("s", "lock", at(0.2), 2.0, at(0.3)),
+        ],
     )
-    pipeline.run(at(5))
-    assert window_row(pipeline, "quay", at(0))["is_final"] is False
     pipeline.run(at(12))
-    final_row = window_row(pipeline, "quay", at(0))
-    assert final_row["is_final"] is True
+    final_rows = {location: window_row(pipeline, location, at(0)) for location in ("quay", "lock")}
     before = pipeline.version_of(pipeline.means_table)
-
     append_readings(
         pipeline.spark,
         pipeline.raw_table,
         [
             Reading("r", "quay", at(0.6), 100.0, at(12.5)),  # a new reading, too late
             Reading("p", "quay", at(0.2), 50.0, at(12.6)),  # a correction of a final window, too late
+            Reading("s", "lock", at(11.2), 2.5, at(12.5)),  # moved into window 08:11, still open
         ],
     )
     pipeline.run(at(13))
+    return {
+        "final_rows": final_rows,
+        "rows_after": {location: window_row(pipeline, location, at(0)) for location in ("quay", "lock")},
+        "lock_08_11": window_row(pipeline, "lock", at(11)),
+        "touched": pipeline.touched_since(pipeline.means_table, before),
+        "lock_bucket": pipeline.bucket_of("lock"),
+        "listed": [row.asDict() for row in pipeline.spark.table(pipeline.too_late_table).collect()],
+    }
 
-    assert window_row(pipeline, "quay", at(0)) == final_row
-    assert pipeline.touched_since(pipeline.means_table, before) == set()
+
+def test_rows_later_than_the_late_window_are_kept_aside_and_change_nothing(
+    late_for_final_windows: dict[str, Any],
+) -> None:
+    state = late_for_final_windows
+    assert state["final_rows"]["quay"]["is_final"] is True
+    assert state["rows_after"]["quay"] == state["final_rows"]["quay"]
+    # Only lock's move into the open 08:11 window rewrote a partition: quay's 08:00 is left alone.
+    assert state["touched"] == {(at(10), state["lock_bucket"])}
     listed = {
         (row["event_id"], row["too_late_reason"], row["seconds_after_final"])
-        for row in pipeline.spark.table(pipeline.too_late_table).collect()
+        for row in state["listed"]
+        if row["location"] == "quay"
     }
     assert listed == {("r", "arrived_after_final", 90), ("p", "replaces_final_version", 96)}
 
 
-def test_correction_moving_a_reading_out_of_a_final_window_is_listed(pipeline: Pipeline) -> None:
-    append_readings(pipeline.spark, pipeline.raw_table, [Reading("s", "lock", at(0.2), 2.0, at(0.3))])
-    pipeline.run(at(12))
-    final_row = window_row(pipeline, "lock", at(0))
-
-    # Moved into window 08:11, which is still open: counted there, but window 08:00 stays final.
-    append_readings(pipeline.spark, pipeline.raw_table, [Reading("s", "lock", at(11.2), 2.5, at(12.5))])
-    pipeline.run(at(13))
-
-    assert window_row(pipeline, "lock", at(0)) == final_row
-    assert window_row(pipeline, "lock", at(11))["mean_value"] == 2.5
-    reasons = [row["too_late_reason"] for row in pipeline.spark.table(pipeline.too_late_table).collect()]
-    assert reasons == ["replaces_final_version"]
+def test_correction_moving_a_reading_out_of_a_final_window_is_listed(late_for_final_windows: dict[str, Any]) -> None:
+    state = late_for_final_windows
+    # Counted in window 08:11, but window 08:00 stays final.
+    assert state["rows_after"]["lock"] == state["final_rows"]["lock"]
+    assert state["lock_08_11"]["mean_value"] == 2.5
+    assert [row["too_late_reason"] for row in state["listed"] if row["event_id"] == "s"] == ["replaces_final_version"]

@@ -227,11 +227,6 @@ def test_recommended_late_window_matches_a_constructed_distribution(project: Any
     assert configured["configured_captured_share"] == pytest.approx(0.6)
     assert configured["test_status"] == "warn"
 
-    widened = recommendation({**TEST_VARS, "late_window_seconds_by_source": {"page_views": 999}})
-    assert widened["configured_captured_share"] == pytest.approx(0.999)
-    assert widened["test_status"] == "pass"
-    assert recommendation({**TEST_VARS, "late_window_target_share": 0.5})["recommended_late_window_seconds"] == 500
-
     distribution = pipeline.spark.sql(
         f"select * from {schema}.source_lateness_distribution where source_table = 'page_views' and series_key is null"
     ).first()
@@ -243,3 +238,8 @@ def test_recommended_late_window_matches_a_constructed_distribution(project: Any
         " where source_table = 'page_views'"
     ).first()
     assert tuple(hourly) == (1000, 1000, 400)
+    # A wider late window captures more (another target share picks another quantile: the dbt unit
+    # test late_window_recommendation_is_the_target_quantile).
+    widened = recommendation({**TEST_VARS, "late_window_seconds_by_source": {"page_views": 999}})
+    assert widened["configured_captured_share"] == pytest.approx(0.999)
+    assert widened["test_status"] == "pass"

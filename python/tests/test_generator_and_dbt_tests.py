@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-import pytest
-
-from late_data.dbt_project import DbtInvocationError
 from late_data.generator import generate, generate_page_counts
 from late_data.pipeline import run_pipeline, scenario_feed
 from late_data.raw_tables import PAGE_COUNT_COLUMNS, WATER_LEVEL_COLUMNS
@@ -72,8 +69,3 @@ def test_dbt_data_tests_pass_on_generated_data(pipeline: Pipeline) -> None:
     ):
         assert statuses.pop(warning) == "warn", warning
     assert set(statuses.values()) == {"pass"}
-
-
-def test_a_malformed_run_time_is_reported(pipeline: Pipeline) -> None:
-    with pytest.raises(DbtInvocationError, match="is not a timestamp"):
-        pipeline.project.invoke(["run"], {"run_time": "yesterday"})

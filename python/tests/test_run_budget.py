@@ -101,9 +101,20 @@ def test_the_means_invocation_stays_within_its_budget(steady: dict[str, Any]) ->
 def test_a_run_with_nothing_to_write_commits_only_its_audit_row(steady: dict[str, Any]) -> None:
     pipeline, at = steady["pipeline"], steady["at"]
     pipeline.run(at(15))  # the history records what the means invocation at this run time published
-    sql, commits = measured(pipeline, lambda: pipeline.run(at(15)))  # the same run time again: nothing new
+    reports = []
+    # The same run time again: nothing new.
+    sql, commits = measured(pipeline, lambda: reports.append(pipeline.run(at(15))))
     assert commits == {VERSIONS: 0, MEANS: 0, TOO_LATE: 0, HISTORY: 0, AUDIT: 1}, commits
     assert not [statement for statement in sql if statement.startswith(("insert into analytics.int", "merge"))]
+    # And says so: its report, and each model's audit row.
+    (report,) = reports
+    assert (report.versions_loaded, report.windows_changed, report.rows_written, report.too_late_rows) == (0, 0, 0, 0)
+    audit = f"{pipeline.project.target_schema()}.{AUDIT}"
+    written = pipeline.project.query(
+        f"select model, rows_written from {audit}"
+        f" where invocation_id = (select invocation_id from {audit} order by recorded_at desc limit 1)"
+    )
+    assert {row["model"]: row["rows_written"] for row in written} == {VERSIONS: 0, MEANS: 0, TOO_LATE: 0, HISTORY: 0}
 
 
 def test_a_process_that_knows_nothing_describes_once(steady: dict[str, Any]) -> None:

@@ -166,7 +166,7 @@ def test_the_history_reads_and_writes_only_the_pairs_its_result_rewrote(pipeline
         ],
     )
     pipeline.run(at(7))
-    for late_round in range(3):
+    for late_round in range(2):
         arrived = at(7.1 + 0.2 * late_round)
         readings = [Reading(f"{location}-{late_round}", location, at(2.5), 2.0, arrived) for location in locations]
         append_readings(pipeline.spark, pipeline.raw_table, readings)
