@@ -98,11 +98,11 @@ def test_history_records_the_runs_a_failed_snapshot_missed(pipeline: Pipeline) -
     add = lambda *readings: append_readings(pipeline.spark, pipeline.raw_table, readings)
     add(Reading("solo", "pier", at(4.5), 2.0, at(4.6)))  # the only reading of pier's 08:04 window
     published: dict[datetime, list[Any]] = {}
-    run_times = [at(minutes) for minutes in (3, 6, 9, 12, 15)]
+    run_times = [at(minutes) for minutes in (6, 9, 12, 15)]
     history = f"{pipeline.project.target_schema()}.water_level_window_means_history"
     for step, run_time in enumerate(run_times):
-        feed(run_time - timedelta(minutes=3), run_time)
-        if step == 2:
+        feed(run_times[step - 1] if step else T0, run_time)
+        if step == 1:
             # The correction moves it to 08:08, and the snapshot of this run fails: the history's
             # closed versions have a column the versions it closes do not, so they cannot be appended.
             add(Reading("solo", "pier", at(8.5), 2.0, at(8.6)))
@@ -117,8 +117,8 @@ def test_history_records_the_runs_a_failed_snapshot_missed(pipeline: Pipeline) -
             pipeline.spark.sql(f"select {WINDOW_MEANS_COLUMNS} from {pipeline.means_table}").collect()
         )
 
-    assert published[run_times[3]] == published[run_times[2]]  # held while the history caught up
-    assert mismatched(pipeline, run_times[4]) == 0  # then moved on with everything since
+    assert published[run_times[2]] == published[run_times[1]]  # held while the history caught up
+    assert mismatched(pipeline, run_times[3]) == 0  # then moved on with everything since
     for run_time, rows in published.items():
         as_of = pipeline.history_as_of(run_time).collect()
         assert sorted(as_of) == rows, run_time
@@ -128,8 +128,8 @@ def test_history_records_the_runs_a_failed_snapshot_missed(pipeline: Pipeline) -
         " where location = 'pier' order by window_start"
     ).collect()
     assert [(row["window_start"], row["dbt_valid_from"], row["dbt_valid_to"]) for row in pier] == [
-        (at(4), run_times[1], run_times[2]),  # closed at the failed run, which found it vanished
-        (at(8), run_times[2], None),  # published by the failed run
+        (at(4), run_times[0], run_times[1]),  # closed at the failed run, which found it vanished
+        (at(8), run_times[1], None),  # published by the failed run
     ]
 
 
