@@ -226,8 +226,8 @@ def history_defects(pipeline: Pipeline) -> list[Any]:
 def test_run_times_only_move_forward_whatever_order_they_come_in(pipeline: Pipeline) -> None:
     feed = scenario_feed(pipeline.project, pipeline.raw_tables, ORIGIN, water_levels=SCENARIO)
     feed(ORIGIN, at(30))
-    # Out of order as a restarted or misconfigured scheduler may send them: a run time before the
-    # last success, one well before it and one just before it.
+    # Out of order as a restarted or misconfigured scheduler may send them: two runs, then a run
+    # time well before the last one and one just before it.
     last_success: datetime | None = None
     refused = 0
     for run_time in (at(15), at(30), at(9), at(27)):
