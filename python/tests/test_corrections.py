@@ -121,4 +121,5 @@ def test_correction_moving_a_reading_out_of_a_final_window_is_listed(late_for_fi
     # Counted in window 08:11, but window 08:00 stays final.
     assert state["rows_after"]["lock"] == state["final_rows"]["lock"]
     assert state["lock_08_11"]["mean_value"] == 2.5
-    assert [row["too_late_reason"] for row in state["listed"] if row["event_id"] == "s"] == ["replaces_final_version"]
+    reasons = [row["too_late_reason"] for row in state["listed"] if row["location"] == "lock"]
+    assert reasons == ["replaces_final_version"]

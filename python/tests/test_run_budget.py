@@ -111,8 +111,8 @@ def test_a_run_with_nothing_to_write_commits_only_its_audit_row(steady: dict[str
     assert (report.versions_loaded, report.windows_changed, report.rows_written, report.too_late_rows) == (0, 0, 0, 0)
     audit = f"{pipeline.project.target_schema()}.{AUDIT}"
     written = pipeline.project.query(
-        f"select model, rows_written from {audit}"
-        f" where invocation_id = (select invocation_id from {audit} order by recorded_at desc limit 1)"
+        f"select model, rows_written from {audit} where outcome = 'success'"
+        f" and invocation_id = (select invocation_id from {audit} order by recorded_at desc limit 1)"
     )
     assert {row["model"]: row["rows_written"] for row in written} == {VERSIONS: 0, MEANS: 0, TOO_LATE: 0, HISTORY: 0}
 
