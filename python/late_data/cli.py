@@ -18,22 +18,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from late_data.backfill import run_backfill
-from late_data.check import check_pipeline
-from late_data.class_archive import make_class_archive
-from late_data.dbt_project import DbtInvocationError, DbtProject, condense
-from late_data.environment import (
-    TABLE_FORMATS,
-    ProjectEnvironment,
-    SetupError,
-    delta_jars_unavailable,
-    prepare_environment,
-)
-from late_data.explain import MODES, compile_run, render_run, write_runs
-from late_data.generator import LATENESS_PROFILES, PageScenario, Scenario
-from late_data.pipeline import Upkeep, run_pipeline, run_real_clock, run_simulated, scenario_feed, scheduled_selection
-from late_data.pipelines import Pipeline, scheduled_nodes, select_pipelines
-from late_data.publishing import (
+from late_data.commands.check import check_pipeline
+from late_data.commands.explain import MODES, compile_run, render_run, write_runs
+from late_data.project.audit import read_status, require_built
+from late_data.project.generator import LATENESS_PROFILES, PageScenario, Scenario
+from late_data.project.pipelines import Pipeline, scheduled_nodes, select_pipelines
+from late_data.project.raw_tables import create_raw_tables, require_raw_tables, require_sources
+from late_data.publishing.publish import (
     discard,
     pipeline_thresholds,
     publish,
@@ -45,9 +36,25 @@ from late_data.publishing import (
     version_lines,
     violations,
 )
-from late_data.raw_tables import create_raw_tables, require_raw_tables, require_sources
-from late_data.status import read_status, require_built
-from late_data.timeutil import format_timestamp, parse_timestamp, utc_now
+from late_data.running.backfill import run_backfill
+from late_data.running.scheduler import (
+    Upkeep,
+    run_pipeline,
+    run_real_clock,
+    run_simulated,
+    scenario_feed,
+    scheduled_selection,
+)
+from late_data.runtime.class_archive import make_class_archive
+from late_data.runtime.dbt_project import DbtInvocationError, DbtProject, condense
+from late_data.runtime.environment import (
+    TABLE_FORMATS,
+    ProjectEnvironment,
+    SetupError,
+    delta_jars_unavailable,
+    prepare_environment,
+)
+from late_data.runtime.timeutil import format_timestamp, parse_timestamp, utc_now
 
 if TYPE_CHECKING:
     from late_data.cluster.writer_lock import WriterLock
@@ -100,7 +107,7 @@ def count_or_never(text: str) -> int:
 
 
 def version_name(text: str) -> str:
-    from late_data.publishing import NAME
+    from late_data.publishing.publish import NAME
 
     if not NAME.match(text):
         raise argparse.ArgumentTypeError(
@@ -523,7 +530,7 @@ def setup_command(args: argparse.Namespace) -> int:
 def init_command(args: argparse.Namespace) -> int:
     """Everything is checked before anything is written; a source's columns are read with the new
     project's own Spark (its profile, its warehouse), after `dbt deps`."""
-    from late_data.init import init_project
+    from late_data.commands.init import init_project
 
     for line in init_project(args):
         print(line)
@@ -821,7 +828,7 @@ def status_command(args: argparse.Namespace) -> int:
 
 
 def demo_command(args: argparse.Namespace) -> int:
-    from late_data.demo import run_demo
+    from late_data.demo.demo import run_demo
 
     mismatched = run_demo(
         open_project(writer="demo"), args.hours, timedelta(seconds=args.interval), timedelta(seconds=args.offset)

@@ -21,13 +21,13 @@ from typing import Any, Protocol
 
 from tqdm import tqdm
 
-from late_data.dbt_project import DbtProject
-from late_data.environment import ProjectEnvironment, prepare_environment
-from late_data.generator import Scenario, generate
-from late_data.pipeline import SCHEDULED_BUILD, tagged_selection
-from late_data.raw_tables import ensure_raw_tables
-from late_data.timeutil import ceil_to, floor_to
-from late_data.timeutil import format_timestamp as _stamp
+from late_data.project.generator import Scenario, generate
+from late_data.project.raw_tables import ensure_raw_tables
+from late_data.running.scheduler import SCHEDULED_BUILD, tagged_selection
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.environment import ProjectEnvironment, prepare_environment
+from late_data.runtime.timeutil import ceil_to, floor_to
+from late_data.runtime.timeutil import format_timestamp as _stamp
 from late_data_bench.profile import EventRecorder, profile_lines
 
 log = logging.getLogger(__name__)
@@ -697,7 +697,7 @@ def _timed_whole_runs(
 def _timed(project: DbtProject, table: str, run: Callable[[], Any]) -> tuple[_Timing, RunProfile]:
     """Seconds of `run`, the partitions, files and rows it wrote in `table` (from the table
     format's commits), and where its time went (from dbt's events and Spark's job tracker)."""
-    from late_data.table_history import commits_after, latest_version
+    from late_data.tables.history import commits_after, latest_version
 
     table_format = project.environment.table_format
     version = latest_version(project.spark, table, table_format)

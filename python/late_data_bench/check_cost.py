@@ -27,8 +27,8 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from late_data.environment import CHECKOUT
-from late_data.timeutil import format_timestamp
+from late_data.runtime.environment import CHECKOUT
+from late_data.runtime.timeutil import format_timestamp
 from late_data_bench.processes import environment_for, in_own_process
 
 log = logging.getLogger(__name__)
@@ -213,8 +213,8 @@ def _query(env: dict[str, str], sql: str) -> Any:
 
 
 def _query_body(sql: str) -> Any:
-    from late_data.dbt_project import DbtProject
-    from late_data.environment import prepare_environment
+    from late_data.runtime.dbt_project import DbtProject
+    from late_data.runtime.environment import prepare_environment
 
     project = DbtProject(prepare_environment())
     try:
@@ -238,8 +238,8 @@ def _audit_run_seconds(env: dict[str, str], model: str) -> list[float]:
 
 
 def _query_rows(sql: str) -> list[tuple[Any, ...]]:
-    from late_data.dbt_project import DbtProject
-    from late_data.environment import prepare_environment
+    from late_data.runtime.dbt_project import DbtProject
+    from late_data.runtime.environment import prepare_environment
 
     project = DbtProject(prepare_environment())
     try:
@@ -251,8 +251,8 @@ def _query_rows(sql: str) -> list[tuple[Any, ...]]:
 def _build_example() -> dict[str, list[float]]:
     """The example project's raw tables fed and its pipelines built by plain dbt, RUNS runs every
     RUN_EVERY; the seconds of each pipeline's scheduled runs (a warm dbt build of its nodes)."""
-    from late_data.dbt_project import DbtProject
-    from late_data.environment import prepare_environment
+    from late_data.runtime.dbt_project import DbtProject
+    from late_data.runtime.environment import prepare_environment
 
     project = DbtProject(prepare_environment())
     spark = project.spark

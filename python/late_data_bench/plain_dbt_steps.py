@@ -21,8 +21,8 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from late_data.environment import CHECKOUT
-from late_data.timeutil import format_timestamp
+from late_data.runtime.environment import CHECKOUT
+from late_data.runtime.timeutil import format_timestamp
 from late_data_bench.dbt_steps import STEPS
 from late_data_bench.processes import environment_for, in_own_process
 
@@ -59,8 +59,8 @@ def run_plain_dbt_steps(out_dir: Path, runs: int = 5, jvm_options: str | None = 
 
 def _build(until: datetime) -> None:
     """The raw table, two hours of readings and a first build (untimed, in this process)."""
-    from late_data.dbt_project import DbtProject
-    from late_data.environment import prepare_environment
+    from late_data.runtime.dbt_project import DbtProject
+    from late_data.runtime.environment import prepare_environment
 
     project = DbtProject(prepare_environment())
     try:
@@ -76,8 +76,8 @@ def _build(until: datetime) -> None:
 
 
 def _feed(start: datetime, end: datetime) -> None:
-    from late_data.dbt_project import DbtProject
-    from late_data.environment import prepare_environment
+    from late_data.runtime.dbt_project import DbtProject
+    from late_data.runtime.environment import prepare_environment
 
     project = DbtProject(prepare_environment())
     try:

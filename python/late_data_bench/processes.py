@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from late_data.environment import CHECKOUT
+from late_data.runtime.environment import CHECKOUT
 
 
 def environment_for(home: Path, project_dir: Path, schema: str, driver_memory: str = "2g") -> dict[str, str]:

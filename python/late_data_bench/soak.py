@@ -18,12 +18,12 @@ from typing import Any
 
 from tqdm import tqdm
 
-from late_data import delta_log
-from late_data.dbt_project import DbtProject
-from late_data.pipeline import Upkeep, tagged_selection
-from late_data.table_history import delta_active_files
-from late_data.table_versions import current_metadata_file
-from late_data.timeutil import format_timestamp
+from late_data.running.scheduler import Upkeep, tagged_selection
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.timeutil import format_timestamp
+from late_data.tables import delta_log
+from late_data.tables.history import delta_active_files
+from late_data.tables.versions import current_metadata_file
 from late_data_bench.benchmarks import HISTORY, HISTORY_TABLE, MEANS, BenchCell, built_history
 
 log = logging.getLogger(__name__)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from late_data.dbt_project import DbtProject
-from late_data.environment import CHECKOUT, jvm_options, prepare_environment
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.environment import CHECKOUT, jvm_options, prepare_environment
 from tests import costs, delta_proofs
 from tests.helpers import TEST_VARS, Pipeline
 

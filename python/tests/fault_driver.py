@@ -17,13 +17,13 @@ import threading
 from datetime import datetime
 from typing import Any
 
-from late_data.dbt_project import DbtProject
-from late_data.environment import prepare_environment
-from late_data.oracle import compare, compare_window_means
-from late_data.pipeline import run_pipeline, scenario_feed, scheduled_selection
-from late_data.raw_tables import ensure_raw_tables
-from late_data.status import read_status, resume_point
-from late_data.timeutil import format_timestamp, parse_timestamp
+from late_data.oracles.windows import compare, compare_window_means
+from late_data.project.audit import read_status, resume_point
+from late_data.project.raw_tables import ensure_raw_tables
+from late_data.running.scheduler import run_pipeline, scenario_feed, scheduled_selection
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.environment import prepare_environment
+from late_data.runtime.timeutil import format_timestamp, parse_timestamp
 from tests.helpers import TEST_SETTINGS, TEST_VARS, WINDOW_MEANS_COLUMNS, water_levels
 
 HISTORY = "water_level_window_means_history"

@@ -10,14 +10,14 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from late_data.dbt_project import DbtProject
-from late_data.generator import PageScenario, Scenario
-from late_data.oracle import WINDOW_MEANS_COLUMNS, WindowSettings
-from late_data.pipeline import RunReport, run_pipeline, scheduled_selection
-from late_data.raw_tables import ensure_raw_tables
-from late_data.status import history_as_of
-from late_data.table_history import commits_after, latest_version
-from late_data.timeutil import floor_to, format_timestamp
+from late_data.oracles.windows import WINDOW_MEANS_COLUMNS, WindowSettings
+from late_data.project.audit import history_as_of
+from late_data.project.generator import PageScenario, Scenario
+from late_data.project.raw_tables import ensure_raw_tables
+from late_data.running.scheduler import RunReport, run_pipeline, scheduled_selection
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.timeutil import floor_to, format_timestamp
+from late_data.tables.history import commits_after, latest_version
 
 # Short settings keep the scenarios small: 10-minute late window, 5-minute partitions, 4 series buckets.
 TEST_VARS: dict[str, Any] = {

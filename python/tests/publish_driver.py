@@ -14,11 +14,18 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from late_data import publishing, table_versions
-from late_data.dbt_project import DbtProject
-from late_data.environment import prepare_environment
-from late_data.pipelines import select_pipelines
-from late_data.publishing import pipeline_tables, publish, require_nothing_unfinished, stage_backfill, unfinished_lines
+from late_data.project.pipelines import select_pipelines
+from late_data.publishing import publish as publishing
+from late_data.publishing.publish import (
+    pipeline_tables,
+    publish,
+    require_nothing_unfinished,
+    stage_backfill,
+    unfinished_lines,
+)
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.environment import prepare_environment
+from late_data.tables import versions as table_versions
 from tests.helpers import TEST_VARS, Pipeline
 from tests.test_publishing import at, built, result
 

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from late_data.dbt_project import DbtProject
-from late_data.environment import find_project_dir
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.environment import find_project_dir
 
 if TYPE_CHECKING:
     from dbt.cli.main import dbtRunnerResult

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from late_data.dbt_project import DbtInvocationError
-from late_data.oracle import compare_window_means
-from late_data.pipeline import run_pipeline, scenario_feed, scheduled_selection
-from late_data.raw_tables import Reading, append_readings
-from late_data.table_history import commits_after
+from late_data.oracles.windows import compare_window_means
+from late_data.project.raw_tables import Reading, append_readings
+from late_data.running.scheduler import run_pipeline, scenario_feed, scheduled_selection
+from late_data.runtime.dbt_project import DbtInvocationError
+from late_data.tables.history import commits_after
 from tests.helpers import (
     TEST_SETTINGS,
     TEST_VARS,

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from late_data.dbt_project import DbtInvocationError, DbtProject, read_from
-from late_data.oracle import compare_error_rates, compare_window_means
-from late_data.pipeline import run_pipeline, run_simulated, scenario_feed
-from late_data.raw_tables import PAGE_COUNT_COLUMNS, WATER_LEVEL_COLUMNS
-from late_data.status import read_status
-from late_data.table_history import latest_version
+from late_data.oracles.windows import compare_error_rates, compare_window_means
+from late_data.project.audit import read_status
+from late_data.project.raw_tables import PAGE_COUNT_COLUMNS, WATER_LEVEL_COLUMNS
+from late_data.running.scheduler import run_pipeline, run_simulated, scenario_feed
+from late_data.runtime.dbt_project import DbtInvocationError, DbtProject, read_from
+from late_data.tables.history import latest_version
 from tests.helpers import TEST_SETTINGS, TEST_VARS, Pipeline, clock, water_levels
 
 ORIGIN = datetime(2026, 3, 2, 8, 0, 0)

@@ -10,13 +10,13 @@ from types import SimpleNamespace
 import pytest
 
 from late_data import cli
-from late_data.check import PipelineCheck
-from late_data.dbt_project import DbtProject
-from late_data.environment import SetupError
-from late_data.oracle import Comparison
-from late_data.pipeline import Upkeep, maintain_tables
-from late_data.pipelines import Measure, Pipeline
-from late_data.raw_tables import require_raw_tables
+from late_data.commands.check import PipelineCheck
+from late_data.oracles.windows import Comparison
+from late_data.project.pipelines import Measure, Pipeline
+from late_data.project.raw_tables import require_raw_tables
+from late_data.running.scheduler import Upkeep, maintain_tables
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.environment import SetupError
 
 ORIGIN = ["--origin", "2026-01-01 00:00:00"]
 
@@ -363,7 +363,7 @@ def test_explain_refuses_an_unknown_mode_before_spark_starts() -> None:
 
 
 def test_explain_sections_read_back_by_node() -> None:
-    from late_data.explain import CompiledNode, parse_rendered, render_run
+    from late_data.commands.explain import CompiledNode, parse_rendered, render_run
 
     nodes = [
         CompiledNode("a_model", "windows", "a_model", "select 1\n"),

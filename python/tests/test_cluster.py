@@ -27,8 +27,8 @@ import pytest
 
 from late_data import cluster
 from late_data.cluster import writer_lock
-from late_data.dbt_project import DbtProject, describe_failure
-from late_data.environment import CHECKOUT, ProjectEnvironment, SetupError, lock_home, prepare_environment
+from late_data.runtime.dbt_project import DbtProject, describe_failure
+from late_data.runtime.environment import CHECKOUT, ProjectEnvironment, SetupError, lock_home, prepare_environment
 
 PROJECT_DIR = CHECKOUT
 BIN = Path(sys.executable).parent
@@ -579,8 +579,8 @@ def test_the_master_turns_away_an_application_without_the_secret(running_cluster
 CLIENT_PROCESS = """
 import contextlib, io, json, os, sys, time
 from late_data import cli
-from late_data.dbt_project import DbtProject
-from late_data.environment import prepare_environment
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.environment import prepare_environment
 spark = DbtProject(prepare_environment()).spark
 
 def watch(stop):

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from late_data.dbt_project import DbtProject
-from late_data.raw_tables import Reading, append_readings
+from late_data.project.raw_tables import Reading, append_readings
+from late_data.runtime.dbt_project import DbtProject
 from tests.helpers import TEST_VARS, Pipeline, clock
 
 T0 = datetime(2026, 3, 2, 8, 0, 0)

@@ -22,8 +22,8 @@ from dbt.tests.adapter.basic.test_snapshot_timestamp import BaseSnapshotTimestam
 from dbt.tests.fixtures.project import *  # noqa: F403 - the suites' fixtures (project, unique_schema, ...)
 from dbt.tests.util import check_relations_equal, run_dbt
 
-from late_data.dbt_project import DbtProject
-from late_data.environment import CHECKOUT
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.environment import CHECKOUT
 
 PACKAGE = CHECKOUT / "package"
 SNAPSHOT_WRAPPER = """

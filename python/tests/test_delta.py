@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from late_data.environment import (
+from late_data.runtime.environment import (
     SetupError,
     check_delta_classpath,
     check_delta_jars,

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pyspark.sql.types import TimestampType
 
-from late_data.delta_log import (
+from late_data.tables.delta_log import (
     DeltaLogError,
     HadoopLogFiles,
     LocalLogFiles,
@@ -22,7 +22,7 @@ from late_data.delta_log import (
     latest_version,
     typed_value,
 )
-from late_data.table_history import _spark_checkpoint_reader
+from late_data.tables.history import _spark_checkpoint_reader
 
 SCHEMA = {
     "type": "struct",

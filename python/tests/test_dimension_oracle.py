@@ -1,4 +1,4 @@
-"""The oracle of a pipeline with dimensions (late_data.dimension_oracle) replays every run that
+"""The oracle of a pipeline with dimensions (late_data.oracles.dimensions) replays every run that
 applied a dimension change; `late-data check` runs it on every such pipeline, so its cost must
 follow the data, not double with every run."""
 
@@ -9,10 +9,10 @@ from datetime import datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
-from late_data.dbt_project import DbtProject
-from late_data.dimension_oracle import replayed_versions
-from late_data.pipelines import Dimension
-from late_data.timeutil import format_timestamp
+from late_data.oracles.dimensions import replayed_versions
+from late_data.project.pipelines import Dimension
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.timeutil import format_timestamp
 
 SCHEMA = "dimension_oracle"
 T0 = datetime(2026, 5, 1, 0, 0, 0)

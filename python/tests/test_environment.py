@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from late_data import cli
-from late_data.dbt_project import DbtProject
-from late_data.environment import (
+from late_data.project.generator import Scenario
+from late_data.running.scheduler import next_run_time, schedule_times
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.environment import (
     CHECKOUT,
     ProjectEnvironment,
     SetupError,
@@ -21,8 +23,6 @@ from late_data.environment import (
     prepare_environment,
     require_java,
 )
-from late_data.generator import Scenario
-from late_data.pipeline import next_run_time, schedule_times
 
 
 def test_missing_java_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:

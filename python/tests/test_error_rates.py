@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from late_data.backfill import run_backfill
-from late_data.oracle import compare_rates, expected_error_rates
-from late_data.pipeline import RunReport, run_simulated, scenario_feed
-from late_data.pipelines import find_pipelines
-from late_data.raw_tables import PageCount, append_page_counts
-from late_data.timeutil import format_timestamp
+from late_data.oracles.windows import compare_rates, expected_error_rates
+from late_data.project.pipelines import find_pipelines
+from late_data.project.raw_tables import PageCount, append_page_counts
+from late_data.running.backfill import run_backfill
+from late_data.running.scheduler import RunReport, run_simulated, scenario_feed
+from late_data.runtime.timeutil import format_timestamp
 from tests.helpers import TEST_VARS, Pipeline, clock, oracle_partitions_changed, page_counts
 
 # Page views may arrive later than page errors: each source has its own late window.

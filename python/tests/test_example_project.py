@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 
 from late_data import cli
-from late_data.dbt_project import DbtProject
-from late_data.environment import CHECKOUT, prepare_environment
-from late_data.table_history import commits_after, latest_version
-from late_data.timeutil import format_timestamp
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.environment import CHECKOUT, prepare_environment
+from late_data.runtime.timeutil import format_timestamp
+from late_data.tables.history import commits_after, latest_version
 from tests.helpers import clock, dbt_statuses
 
 EXAMPLE = CHECKOUT / "integration_tests"

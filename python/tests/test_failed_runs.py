@@ -14,12 +14,12 @@ from datetime import datetime, timedelta
 import pytest
 
 from late_data import cli
-from late_data.dbt_project import DbtProject
-from late_data.oracle import compare_means, expected_window_means
-from late_data.pipeline import run_pipeline
-from late_data.raw_tables import ensure_raw_tables
-from late_data.status import history_as_of, read_status
-from late_data.timeutil import format_timestamp
+from late_data.oracles.windows import compare_means, expected_window_means
+from late_data.project.audit import history_as_of, read_status
+from late_data.project.raw_tables import ensure_raw_tables
+from late_data.running.scheduler import run_pipeline
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.timeutil import format_timestamp
 from tests.helpers import TEST_SETTINGS, TEST_VARS, WINDOW_MEANS_COLUMNS, clock
 
 ORIGIN = datetime(2026, 5, 4, 9, 0, 0)

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from late_data.environment import find_project_dir
+from late_data.runtime.environment import find_project_dir
 
 PROJECT_DIR = find_project_dir()
 ORIGIN = datetime(2026, 3, 1, 12, 0, 0)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from late_data.generator import generate, generate_page_counts
-from late_data.pipeline import run_pipeline, scenario_feed
-from late_data.raw_tables import PAGE_COUNT_COLUMNS, WATER_LEVEL_COLUMNS
+from late_data.project.generator import generate, generate_page_counts
+from late_data.project.raw_tables import PAGE_COUNT_COLUMNS, WATER_LEVEL_COLUMNS
+from late_data.running.scheduler import run_pipeline, scenario_feed
 from tests.helpers import Pipeline, dbt_statuses, page_counts, water_levels
 
 ORIGIN = datetime(2026, 4, 1, 6, 0, 0)

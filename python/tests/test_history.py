@@ -8,10 +8,10 @@ from decimal import Decimal
 
 import pytest
 
-from late_data.backfill import run_backfill
-from late_data.dbt_project import DbtInvocationError
-from late_data.pipelines import find_pipelines
-from late_data.raw_tables import Reading, append_readings
+from late_data.project.pipelines import find_pipelines
+from late_data.project.raw_tables import Reading, append_readings
+from late_data.running.backfill import run_backfill
+from late_data.runtime.dbt_project import DbtInvocationError
 from tests.helpers import Pipeline, clock
 
 T0 = datetime(2026, 3, 3, 8, 0, 0)

@@ -15,8 +15,7 @@ import pytest
 import yaml
 
 from late_data.cli import build_parser
-from late_data.environment import SetupError
-from late_data.init import (
+from late_data.commands.init import (
     INIT_MARK,
     InitPlan,
     PipelineSpec,
@@ -28,6 +27,7 @@ from late_data.init import (
     plan_project,
     write_plan,
 )
+from late_data.runtime.environment import SetupError
 
 BIN = Path(sys.executable).parent
 ORIGIN = datetime(2026, 6, 1)
@@ -63,8 +63,8 @@ def insert(project: Path, env: dict[str, str], rows: list[str]) -> None:
     """The user's ingestion: rows appended to the source table with the project's own Spark."""
     sql = f"insert into raw.meter_readings values {', '.join(rows)}"
     script = (
-        "from late_data.dbt_project import DbtProject\n"
-        "from late_data.environment import prepare_environment\n"
+        "from late_data.runtime.dbt_project import DbtProject\n"
+        "from late_data.runtime.environment import prepare_environment\n"
         "project = DbtProject(prepare_environment())\n"
         f"project.execute({sql!r})\n"
         "project.close()\n"

@@ -9,7 +9,7 @@ import ipaddress
 import os
 
 from late_data.cluster import command_line, listening_addresses, process_tree
-from late_data.dbt_project import DbtProject
+from late_data.runtime.dbt_project import DbtProject
 
 
 def test_the_embedded_session_listens_on_loopback_only(project: DbtProject) -> None:

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from late_data.delta_log import local_path
-from late_data.oracle import compare_window_means
-from late_data.pipeline import RunReport, run_simulated, scenario_feed
-from late_data.publishing import NamedVersion, record
-from late_data.table_versions import NAMED_VERSION_SECONDS, current_metadata_file, hold_for_named_version
+from late_data.oracles.windows import compare_window_means
+from late_data.publishing.publish import NamedVersion, record
+from late_data.running.scheduler import RunReport, run_simulated, scenario_feed
+from late_data.tables.delta_log import local_path
+from late_data.tables.versions import NAMED_VERSION_SECONDS, current_metadata_file, hold_for_named_version
 from tests.helpers import TEST_SETTINGS, TEST_VARS, Pipeline, water_levels
 
 ORIGIN = datetime(2026, 3, 5, 6, 0, 0)

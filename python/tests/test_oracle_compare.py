@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from late_data.dbt_project import DbtProject
-from late_data.oracle import compare
+from late_data.oracles.windows import compare
+from late_data.runtime.dbt_project import DbtProject
 
 NAN, INF = math.nan, math.inf
 SCHEMA = "window_start timestamp, location string, reading_count bigint, is_final boolean, value double"

@@ -14,14 +14,13 @@ from typing import Any
 
 import pytest
 
-from late_data import table_versions
-from late_data.check import check_pipeline
 from late_data.cli import build_parser
-from late_data.dbt_project import DbtInvocationError
-from late_data.pipeline import run_simulated
-from late_data.pipelines import Pipeline as PipelineSettings
-from late_data.pipelines import select_pipelines
-from late_data.publishing import (
+from late_data.commands.check import check_pipeline
+from late_data.project.audit import history_as_of, resume_point
+from late_data.project.pipelines import Pipeline as PipelineSettings
+from late_data.project.pipelines import select_pipelines
+from late_data.project.raw_tables import Reading, append_readings
+from late_data.publishing.publish import (
     PublishRefused,
     audit_model,
     named_versions,
@@ -32,8 +31,9 @@ from late_data.publishing import (
     unfinished_lines,
     version_lines,
 )
-from late_data.raw_tables import Reading, append_readings
-from late_data.status import history_as_of, resume_point
+from late_data.running.scheduler import run_simulated
+from late_data.runtime.dbt_project import DbtInvocationError
+from late_data.tables import versions as table_versions
 from tests.helpers import Pipeline, clock
 
 T0 = datetime(2026, 3, 3, 8, 0, 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from late_data.report import _revision_paths_figure, window_versions
+from late_data.demo.report import _revision_paths_figure, window_versions
 
 WINDOW = datetime(2026, 1, 1, 0, 5)
 QUOTED = "O'Brien Weir"

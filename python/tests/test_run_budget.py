@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from late_data.pipeline import scenario_feed
+from late_data.running.scheduler import scenario_feed
 from late_data_bench.profile import EventRecorder, logged_statements
 from tests.helpers import TEST_VARS, Pipeline, water_levels
 
@@ -63,7 +63,7 @@ def measured(pipeline: Pipeline, run: Any) -> tuple[list[str], dict[str, int]]:
     recorder = EventRecorder()
     with pipeline.project.watching(recorder):
         run()
-    from late_data.table_history import commits_after
+    from late_data.tables.history import commits_after
 
     fmt = pipeline.project.environment.table_format
     commits = {name: len(commits_after(pipeline.spark, table, fmt, before[name])) for name, table in tables.items()}

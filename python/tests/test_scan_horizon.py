@@ -6,11 +6,11 @@ import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from late_data.delta_log import DataFile
-from late_data.oracle import compare_window_means
-from late_data.pipeline import run_simulated, scenario_feed
-from late_data.raw_tables import Reading, append_readings
-from late_data.table_history import delta_active_files
+from late_data.oracles.windows import compare_window_means
+from late_data.project.raw_tables import Reading, append_readings
+from late_data.running.scheduler import run_simulated, scenario_feed
+from late_data.tables.delta_log import DataFile
+from late_data.tables.history import delta_active_files
 from tests.helpers import (
     TEST_SETTINGS,
     TEST_VARS,

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
-from late_data.explain import MODES, compile_run, parse_rendered
-from late_data.oracle import compare_means, expected_window_means
-from late_data.pipeline import RunReport, run_simulated, scenario_feed
-from late_data.table_history import commits_after
-from late_data.timeutil import format_timestamp
+from late_data.commands.explain import MODES, compile_run, parse_rendered
+from late_data.oracles.windows import compare_means, expected_window_means
+from late_data.running.scheduler import RunReport, run_simulated, scenario_feed
+from late_data.runtime.timeutil import format_timestamp
+from late_data.tables.history import commits_after
 from tests.helpers import (
     TEST_SETTINGS,
     TEST_VARS,

@@ -1,4 +1,4 @@
-"""The sessions' contract on a few rows (python/late_data/session_oracle.py): what a late event
+"""The sessions' contract on a few rows (python/late_data/oracles/sessions.py): what a late event
 merges, extends or is too late for, what a correction splits, how a long burst is cut. No Spark:
 the oracle is plain Python, so these cases cost milliseconds."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from late_data.session_oracle import (
+from late_data.oracles.sessions import (
     ARRIVED_AFTER_FINAL,
     REPLACES_FINAL_VERSION,
     SessionVersion,

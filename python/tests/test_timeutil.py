@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from late_data.cli import parse_time
-from late_data.timeutil import ceil_to, epoch_seconds, floor_to, format_timestamp, parse_timestamp
+from late_data.runtime.timeutil import ceil_to, epoch_seconds, floor_to, format_timestamp, parse_timestamp
 
 
 def test_floor_to_counts_cells_from_the_epoch() -> None:

@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from late_data.environment import (
+from late_data.runtime.environment import (
     ProjectEnvironment,
     SetupError,
     cluster_client_conf_dir,

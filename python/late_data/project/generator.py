@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from late_data.timeutil import epoch_seconds
+from late_data.runtime.timeutil import epoch_seconds
 
 LATENESS_PROFILES = ("uniform", "long_tail")
 # The event ids the generator writes (water levels: wl-, page errors: pe-, page views: pv-), as a

@@ -1,6 +1,6 @@
 """`late-data check`: a pipeline's published windows, and its too-late listing, against an
-independent recomputation from its source (late_data.oracle; with dimensions,
-late_data.dimension_oracle)."""
+independent recomputation from its source (late_data.oracles.windows; with dimensions,
+late_data.oracles.dimensions)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from late_data.dbt_project import DbtProject
-from late_data.dimension_oracle import replayed_versions
-from late_data.environment import SetupError
-from late_data.oracle import Comparison, compare_too_late, compare_windows, expected_too_late, windows_of
-from late_data.pipelines import Pipeline, compiled_select
-from late_data.status import history_as_of, load_runs, published_run
-from late_data.timeutil import format_timestamp
+from late_data.oracles.dimensions import replayed_versions
+from late_data.oracles.windows import Comparison, compare_too_late, compare_windows, expected_too_late, windows_of
+from late_data.project.audit import history_as_of, load_runs, published_run
+from late_data.project.pipelines import Pipeline, compiled_select
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.environment import SetupError
+from late_data.runtime.timeutil import format_timestamp
 
 
 @dataclass(frozen=True)

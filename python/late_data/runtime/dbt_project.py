@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from late_data.environment import (
+from late_data.runtime.environment import (
     CHECKOUT,
     DELTA_PACKAGE,
     ProjectEnvironment,
@@ -363,7 +363,7 @@ class DbtProject:
         if configured or self.environment.profiles_dir.resolve() == OWN_PROFILES:
             return configured or "analytics"
         if self.cached("target_schema") is None:
-            from late_data.pipelines import find_pipelines
+            from late_data.project.pipelines import find_pipelines
 
             find_pipelines(self)
         return str(self.cached("target_schema") or "analytics")

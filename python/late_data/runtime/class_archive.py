@@ -4,7 +4,7 @@ instead of from the jars, and a plain dbt command, which starts a JVM every time
 half the time (docs/performance.md). The profiles' JVM options name it; a JVM without it, or with an
 archive made by another Java, runs as before (-Xshare:auto).
 
-Made by a process of its own, run as `python -m late_data.class_archive`: it opens the project's
+Made by a process of its own, run as `python -m late_data.runtime.class_archive`: it opens the project's
 Spark with -XX:ArchiveClassesAtExit, runs what a scheduled run runs (Iceberg or Delta tables created,
 appended, replaced, merged, described and read) in a scratch schema it drops, and ends its JVM,
 which writes the archive as it exits.
@@ -44,7 +44,7 @@ def make_class_archive(archive: Path, timeout_seconds: float = 600) -> bool:
             "LATE_DATA_JVM_OPTIONS": f"-XX:ArchiveClassesAtExit={archive} -Xlog:cds=off",
         }
         process = subprocess.run(
-            [sys.executable, "-m", "late_data.class_archive"],
+            [sys.executable, "-m", "late_data.runtime.class_archive"],
             env=env,
             capture_output=True,
             text=True,
@@ -59,8 +59,8 @@ def make_class_archive(archive: Path, timeout_seconds: float = 600) -> bool:
 
 
 def _workload() -> None:
-    from late_data.dbt_project import DbtProject
-    from late_data.environment import prepare_environment
+    from late_data.runtime.dbt_project import DbtProject
+    from late_data.runtime.environment import prepare_environment
 
     environment = prepare_environment()
     project = DbtProject(environment)

@@ -19,7 +19,7 @@ ICEBERG_JAR_PACKAGE = "snowpark_connect_deps_iceberg"
 ICEBERG_JAR_NAME = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
 TABLE_FORMATS = ("iceberg", "delta")
 # This repository's checkout: the demo project, its profiles and the package.
-CHECKOUT = Path(__file__).resolve().parents[2]
+CHECKOUT = Path(__file__).resolve().parents[3]
 # Profile targets (profiles/profiles.yml). The embedded ones are named after their table format;
 # `cluster` (session method on the standalone master) and `thrift` (a Spark Thrift Server) share
 # one catalog, the Hive metastore service of `late-data cluster up`, and are Iceberg only.

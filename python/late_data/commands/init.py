@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from late_data.class_archive import make_class_archive
-from late_data.dbt_project import DbtProject
-from late_data.environment import CHECKOUT, SetupError, prepare_environment
+from late_data.runtime.class_archive import make_class_archive
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.environment import CHECKOUT, SetupError, prepare_environment
 
 INIT_MARK = "written by `late-data init`"
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

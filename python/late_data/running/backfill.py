@@ -13,9 +13,9 @@ from typing import Any
 
 from tqdm import tqdm
 
-from late_data.dbt_project import DbtProject
-from late_data.pipelines import Pipeline
-from late_data.timeutil import floor_to, format_timestamp
+from late_data.project.pipelines import Pipeline
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.timeutil import floor_to, format_timestamp
 
 log = logging.getLogger(__name__)
 

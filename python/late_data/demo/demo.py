@@ -5,14 +5,14 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from late_data.check import check_pipeline
-from late_data.dbt_project import DbtProject
-from late_data.generator import PageScenario, Scenario
-from late_data.pipeline import Upkeep, run_simulated, scenario_feed
-from late_data.pipelines import select_pipelines
-from late_data.raw_tables import ensure_raw_tables
-from late_data.report import write_report
-from late_data.status import read_status
+from late_data.commands.check import check_pipeline
+from late_data.demo.report import write_report
+from late_data.project.audit import read_status
+from late_data.project.generator import PageScenario, Scenario
+from late_data.project.pipelines import select_pipelines
+from late_data.project.raw_tables import ensure_raw_tables
+from late_data.running.scheduler import Upkeep, run_simulated, scenario_feed
+from late_data.runtime.dbt_project import DbtProject
 
 log = logging.getLogger(__name__)
 

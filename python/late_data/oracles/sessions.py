@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from late_data.timeutil import seconds_after
+from late_data.runtime.timeutil import seconds_after
 
 ARRIVED_AFTER_FINAL = "arrived_after_final"
 REPLACES_FINAL_VERSION = "replaces_final_version"
@@ -214,7 +214,7 @@ def _session_versions(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
     from pyspark import cloudpickle
     from pyspark.sql import functions as F
 
-    from late_data.oracle import INTEGER_TYPES, countable
+    from late_data.oracles.windows import INTEGER_TYPES, countable
 
     # Spark's Python workers need not have this package installed (another interpreter, a
     # cluster's executors): the functions and classes they run travel with the job.
@@ -283,7 +283,7 @@ def session_windows_of(pipeline: Any, delivered: Any, run_time: datetime) -> Any
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from late_data.oracle import INTEGER_TYPES
+    from late_data.oracles.windows import INTEGER_TYPES
 
     gap, longest, late = pipeline.session_gap_seconds, pipeline.max_session_seconds, pipeline.late_window_seconds
     types = dict(delivered.dtypes)
@@ -347,7 +347,7 @@ def expected_session_too_late(pipeline: Any, delivered: Any, run_time: datetime)
     the moment it missed (its own event time, or the replaced version's)."""
     from pyspark.sql import types as T
 
-    from late_data.oracle import DIMENSION_CHANGE_AFTER_FINAL
+    from late_data.oracles.windows import DIMENSION_CHANGE_AFTER_FINAL
 
     entries = _judged(pipeline, delivered, run_time, "too_late").map(
         lambda entry: (

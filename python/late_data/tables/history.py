@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from late_data import delta_log
-from late_data.commit import Commit
+from late_data.tables import delta_log
+from late_data.tables.commit import Commit
 
 __all__ = ["Commit", "commits_after", "delta_active_files", "latest_version"]
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from late_data.dbt_project import DbtProject
-from late_data.timeutil import format_timestamp
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.timeutil import format_timestamp
 
 MODES = ("scheduled", "rebuild", "reconcile")
 NODE_HEADER = "-- node: "

@@ -283,7 +283,7 @@ def _not_finite(column: Any) -> Any:
 
 
 # The generic oracle: any late-data pipeline, recomputed from its model's select by its declared
-# measures (late_data.pipelines.Pipeline), with the same contract written independently of the macros.
+# measures (late_data.project.pipelines.Pipeline), with the same contract written independently of the macros.
 INTEGER_TYPES = ("tinyint", "smallint", "int", "bigint")
 
 
@@ -337,11 +337,11 @@ def windows_of(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
     DataFrame of the model's columns, each version's arrival in ingested_at) that count as of
     `run_time` (per event, the newest version ingested by min(run_time, its window's end + its
     source's late window), if its event time falls in that window), and is_final (the pipeline's
-    largest late window has passed). Session windows: late_data.session_oracle."""
+    largest late window has passed). Session windows: late_data.oracles.sessions."""
     from pyspark.sql import functions as F
 
     if pipeline.session_gap_seconds:
-        from late_data.session_oracle import session_windows_of
+        from late_data.oracles.sessions import session_windows_of
 
         return session_windows_of(pipeline, delivered, run_time)
     size = pipeline.window_size_seconds
@@ -447,11 +447,11 @@ def expected_too_late(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
     (replaces_final_version), and for its own window when that one was (arrived_after_final,
     unless it is the same window); a version a dimension change made, either way, is
     dimension_change_after_final. Copies of one version delivered together are one version.
-    Session windows: late_data.session_oracle."""
+    Session windows: late_data.oracles.sessions."""
     from pyspark.sql import functions as F
 
     if pipeline.session_gap_seconds:
-        from late_data.session_oracle import expected_session_too_late
+        from late_data.oracles.sessions import expected_session_too_late
 
         return expected_session_too_late(pipeline, delivered, run_time)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from late_data.dbt_project import DbtProject
+from late_data.runtime.dbt_project import DbtProject
 
 DESCRIBED = "late-data pipeline "
 TARGET = "late-data target "

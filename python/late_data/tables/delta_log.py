@@ -14,7 +14,7 @@ checkpoint keeps the table's state but not what each commit changed, so asking f
 a version whose successors were deleted raises DeltaLogError rather than answering from a partial
 log. Checkpoints (Parquet) are read only to recover the schema or the file list from before the
 oldest commit file still there, through a reader the caller passes (Spark's, in
-`late_data.table_history`); without one that case raises DeltaLogError too.
+`late_data.tables.history`); without one that case raises DeltaLogError too.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import unquote, urlparse
 
-from late_data.commit import Commit
+from late_data.tables.commit import Commit
 
 COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
 # Classic checkpoints: one file, or parts `<version>.checkpoint.<part>.<parts>.parquet`.
@@ -353,7 +353,7 @@ def _checkpoint_actions(
     if reader is None:
         raise DeltaLogError(
             f"{log.location}: the table's state before version {versions[0]} is only in a Parquet"
-            " checkpoint, which needs a checkpoint reader (late_data.table_history passes Spark's)"
+            " checkpoint, which needs a checkpoint reader (late_data.tables.history passes Spark's)"
         )
     return reader([log.path_of(name) for name in sorted(parts[max(complete)])])
 

@@ -6,12 +6,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from late_data.dbt_project import DbtProject
-from late_data.environment import SetupError
-from late_data.generator import GENERATED_EVENT_ID
-from late_data.pipelines import Pipeline, compiled_select, find_pipelines
-from late_data.raw_tables import RAW_TABLES, existing_tables
-from late_data.timeutil import format_timestamp
+from late_data.project.generator import GENERATED_EVENT_ID
+from late_data.project.pipelines import Pipeline, compiled_select, find_pipelines
+from late_data.project.raw_tables import RAW_TABLES, existing_tables
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.environment import SetupError
+from late_data.runtime.timeutil import format_timestamp
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ from datetime import UTC, datetime, timedelta
 
 from tqdm import tqdm
 
-from late_data.dbt_project import DbtInvocationError, DbtProject, condense
-from late_data.environment import SetupError
-from late_data.generator import PageScenario, Scenario, generate, generate_page_counts
-from late_data.pipelines import scheduled_nodes, select_pipelines
-from late_data.status import fed_until, resume_point
-from late_data.timeutil import floor_to, format_timestamp
+from late_data.project.audit import fed_until, resume_point
+from late_data.project.generator import PageScenario, Scenario, generate, generate_page_counts
+from late_data.project.pipelines import scheduled_nodes, select_pipelines
+from late_data.runtime.dbt_project import DbtInvocationError, DbtProject, condense
+from late_data.runtime.environment import SetupError
+from late_data.runtime.timeutil import floor_to, format_timestamp
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from late_data.dbt_project import DbtProject
+from late_data.runtime.dbt_project import DbtProject
 
 # What a named version keeps on Delta: Delta's own default file retention, since it has no tags.
 NAMED_VERSION_SECONDS = 168 * 3600

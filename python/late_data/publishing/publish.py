@@ -29,14 +29,14 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from late_data import table_versions
-from late_data.backfill import run_backfill
-from late_data.dbt_project import DbtProject
-from late_data.pipelines import Pipeline, select_pipelines
-from late_data.raw_tables import existing_tables
-from late_data.table_history import commits_after
-from late_data.table_versions import as_moment, timestamp_literal
-from late_data.timeutil import format_timestamp
+from late_data.project.pipelines import Pipeline, select_pipelines
+from late_data.project.raw_tables import existing_tables
+from late_data.running.backfill import run_backfill
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.timeutil import format_timestamp
+from late_data.tables import versions as table_versions
+from late_data.tables.history import commits_after
+from late_data.tables.versions import as_moment, timestamp_literal
 
 log = logging.getLogger(__name__)
 
