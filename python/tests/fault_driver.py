@@ -17,8 +17,9 @@ import threading
 from datetime import datetime
 from typing import Any
 
+from late_data.commands.status import read_status
 from late_data.oracles.windows import compare, compare_window_means
-from late_data.project.audit import read_status, resume_point
+from late_data.project.audit import resume_point
 from late_data.project.raw_tables import ensure_raw_tables
 from late_data.running.scheduler import run_pipeline, scenario_feed, scheduled_selection
 from late_data.runtime.dbt_project import DbtProject

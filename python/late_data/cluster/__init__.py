@@ -11,6 +11,8 @@ otherwise; the secrets are generated into LATE_DATA_HOME/cluster/secrets.
 One module per service (postgres, metastore, spark, thriftserver), what they share (common:
 settings, tools, secrets; processes: pid files, ports, sockets), the order they start and stop in
 (control), and the writer lock on the shared catalog (writer_lock).
+
+May import: late_data.runtime.
 """
 
 from late_data.cluster.common import ClusterSettings, ComponentStatus, Tools

@@ -6,8 +6,8 @@ import logging
 from datetime import datetime, timedelta
 
 from late_data.commands.check import check_pipeline
+from late_data.commands.status import read_status
 from late_data.demo.report import write_report
-from late_data.project.audit import read_status
 from late_data.project.generator import PageScenario, Scenario
 from late_data.project.pipelines import select_pipelines
 from late_data.project.raw_tables import ensure_raw_tables

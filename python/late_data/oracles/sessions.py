@@ -25,10 +25,14 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from late_data.oracles.contract import (
+    ARRIVED_AFTER_FINAL,
+    DIMENSION_CHANGE_AFTER_FINAL,
+    INTEGER_TYPES,
+    REPLACES_FINAL_VERSION,
+    countable,
+)
 from late_data.runtime.timeutil import seconds_after
-
-ARRIVED_AFTER_FINAL = "arrived_after_final"
-REPLACES_FINAL_VERSION = "replaces_final_version"
 
 
 @dataclass(frozen=True)
@@ -214,8 +218,6 @@ def _session_versions(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
     from pyspark import cloudpickle
     from pyspark.sql import functions as F
 
-    from late_data.oracles.windows import INTEGER_TYPES, countable
-
     # Spark's Python workers need not have this package installed (another interpreter, a
     # cluster's executors): the functions and classes they run travel with the job.
     for module in (__name__, seconds_after.__module__):
@@ -283,8 +285,6 @@ def session_windows_of(pipeline: Any, delivered: Any, run_time: datetime) -> Any
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from late_data.oracles.windows import INTEGER_TYPES
-
     gap, longest, late = pipeline.session_gap_seconds, pipeline.max_session_seconds, pipeline.late_window_seconds
     types = dict(delivered.dtypes)
     counted = _judged(pipeline, delivered, run_time, "counted")
@@ -346,8 +346,6 @@ def expected_session_too_late(pipeline: Any, delivered: Any, run_time: datetime)
     (counted_versions), in the columns oracle.compare_too_late reads: an entry's window_start is
     the moment it missed (its own event time, or the replaced version's)."""
     from pyspark.sql import types as T
-
-    from late_data.oracles.windows import DIMENSION_CHANGE_AFTER_FINAL
 
     entries = _judged(pipeline, delivered, run_time, "too_late").map(
         lambda entry: (

@@ -11,6 +11,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from late_data.oracles.contract import (
+    ARRIVED_AFTER_FINAL,
+    COUNT_BOUND,
+    DIMENSION_CHANGE_AFTER_FINAL,
+    EXACT_SUM_BOUND,
+    INTEGER_TYPES,
+    REPLACES_FINAL_VERSION,
+    countable,
+)
+from late_data.oracles.sessions import expected_session_too_late, session_windows_of
+
 # The columns of a means table that make a window's published state: what a check compares and the
 # history must reproduce.
 WINDOW_MEANS_COLUMNS = "window_start, location, reading_count, mean_value, is_final"
@@ -27,12 +38,6 @@ class Comparison:
     windows_checked: int
     mismatched: int
     examples: list[Any]
-
-
-# The quarantine rule, written independently of the models: a version counts toward no window when a
-# contract column is null, or its value is not finite or outside what the exact sum holds.
-EXACT_SUM_BOUND = 1e19
-COUNT_BOUND = 2**31 - 1
 
 
 def is_countable(key_column: str, integer_counts: bool) -> Any:
@@ -282,41 +287,6 @@ def _not_finite(column: Any) -> Any:
     return F.coalesce(F.isnan(column) | (F.abs(column) == F.lit(float("inf"))), F.lit(False))
 
 
-# The generic oracle: any late-data pipeline, recomputed from its model's select by its declared
-# measures (late_data.project.pipelines.Pipeline), with the same contract written independently of the macros.
-INTEGER_TYPES = ("tinyint", "smallint", "int", "bigint")
-
-
-def countable(frame: Any, pipeline: Any) -> Any:
-    """Column predicate over a pipeline's delivered versions: every column it reads is set, every
-    fractional measure column finite, a column a sum, mean, min or max reads within what its sum
-    holds (below EXACT_SUM_BOUND, an integer one at most COUNT_BOUND in magnitude), and the model's
-    own quarantine_reason, if it selects one, null."""
-    from pyspark.sql import functions as F
-
-    types = dict(frame.dtypes)
-    inputs = [measure.column for measure in pipeline.measures if measure.column]
-    bounded = {measure.column for measure in pipeline.measures if measure.kind in ("sum", "mean", "min", "max")}
-    required = [*pipeline.event_key, *pipeline.series_key, "event_time", *inputs, "ingested_at"]
-    if pipeline.source_column:
-        required.append(pipeline.source_column)
-    predicate = F.lit(True)
-    for column in required:
-        predicate = predicate & F.col(column).isNotNull()
-    for column in dict.fromkeys(inputs):
-        value = F.col(column)
-        if types[column] in INTEGER_TYPES:
-            if column in bounded:
-                predicate = predicate & (F.abs(value) <= COUNT_BOUND)
-        elif types[column] in ("float", "double") or types[column].startswith("decimal"):
-            predicate = predicate & ~F.isnan(value)
-            if column in bounded:
-                predicate = predicate & (F.abs(value) < EXACT_SUM_BOUND)
-    if "quarantine_reason" in types:
-        predicate = predicate & F.col("quarantine_reason").isNull()
-    return predicate
-
-
 def interpolated_percentile(column: str, p: float) -> Any:
     """The exact percentile `p` of a group's values of `column`, worked out here from the sorted
     values rather than by Spark's `percentile`: at position (n - 1) * p, linear interpolation
@@ -341,8 +311,6 @@ def windows_of(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
     from pyspark.sql import functions as F
 
     if pipeline.session_gap_seconds:
-        from late_data.oracles.sessions import session_windows_of
-
         return session_windows_of(pipeline, delivered, run_time)
     size = pipeline.window_size_seconds
     late = F.lit(pipeline.late_window_seconds)
@@ -430,12 +398,6 @@ def compare_windows(expected: Any, actual: Any, pipeline: Any) -> Comparison:
     )
 
 
-# The too-late listing's reasons (docs/design.md, "Corrections" and "Too late").
-ARRIVED_AFTER_FINAL = "arrived_after_final"
-REPLACES_FINAL_VERSION = "replaces_final_version"
-DIMENSION_CHANGE_AFTER_FINAL = "dimension_change_after_final"
-
-
 def expected_too_late(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
     """The entries the pipeline's too-late listing holds after its run at `run_time`, recomputed from
     the versions `delivered` (as for windows_of; with dimensions, a made_by_dimension column): one
@@ -451,8 +413,6 @@ def expected_too_late(pipeline: Any, delivered: Any, run_time: datetime) -> Any:
     from pyspark.sql import functions as F
 
     if pipeline.session_gap_seconds:
-        from late_data.oracles.sessions import expected_session_too_late
-
         return expected_session_too_late(pipeline, delivered, run_time)
 
     size, slide = pipeline.window_size_seconds, pipeline.window_slide_seconds

@@ -11,10 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from late_data.runtime.dbt_project import DbtProject
-
-DESCRIBED = "late-data pipeline "
-TARGET = "late-data target "
+from late_data.runtime.dbt_project import DESCRIBED, DbtProject
 
 
 @dataclass(frozen=True)
@@ -152,11 +149,11 @@ def find_pipelines(project: DbtProject) -> list[Pipeline]:
     cached = project.cached("pipelines")
     if cached is not None:
         return list(cached)
-    messages = project.logged(["run-operation", "late_data.describe_pipelines"], (DESCRIBED, TARGET))
-    described = [from_description(payload) for prefix, payload in messages if prefix == DESCRIBED]
+    described = [
+        from_description(payload) for prefix, payload in project.pipeline_descriptions() if prefix == DESCRIBED
+    ]
     pipelines = sorted(described, key=lambda pipeline: pipeline.name)
     project.cache("pipelines", pipelines)
-    project.cache("target_schema", next((payload["schema"] for prefix, payload in messages if prefix == TARGET), None))
     return pipelines
 
 

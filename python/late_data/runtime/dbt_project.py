@@ -61,6 +61,11 @@ class Invocation:
     result: Any
 
 
+# The prefixes under which late_data.describe_pipelines logs each pipeline and the target.
+DESCRIBED = "late-data pipeline "
+TARGET = "late-data target "
+
+
 class DbtProject:
     """Runs dbt commands in this process against the project, on the profile's embedded Spark."""
 
@@ -362,11 +367,18 @@ class DbtProject:
         configured = os.environ.get("LATE_DATA_SCHEMA")
         if configured or self.environment.profiles_dir.resolve() == OWN_PROFILES:
             return configured or "analytics"
-        if self.cached("target_schema") is None:
-            from late_data.project.pipelines import find_pipelines
+        schema = next((payload["schema"] for prefix, payload in self.pipeline_descriptions() if prefix == TARGET), None)
+        return str(schema or "analytics")
 
-            find_pipelines(self)
-        return str(self.cached("target_schema") or "analytics")
+    def pipeline_descriptions(self) -> list[tuple[str, Any]]:
+        """What `late_data.describe_pipelines` logs of the project (each pipeline under DESCRIBED, the
+        target under TARGET), asked once per set of project vars; late_data.project.pipelines reads
+        the pipelines from it."""
+        described = self.cached("pipeline_descriptions")
+        if described is None:
+            described = self.logged(["run-operation", "late_data.describe_pipelines"], (DESCRIBED, TARGET))
+            self.cache("pipeline_descriptions", described)
+        return list(described)
 
     def raw_schema(self) -> str:
         """Where the raw tables live: the var `raw_schema` (dbt_project.yml's default or this
