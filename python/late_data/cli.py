@@ -26,18 +26,15 @@ from late_data.project.audit import require_built
 from late_data.project.generator import LATENESS_PROFILES, PageScenario, Scenario
 from late_data.project.pipelines import Pipeline, scheduled_nodes, select_pipelines
 from late_data.project.raw_tables import create_raw_tables, require_raw_tables, require_sources
-from late_data.publishing.publish import (
-    discard,
-    pipeline_thresholds,
-    publish,
+from late_data.publishing.named_versions import (
     require_nothing_unfinished,
-    rollback,
-    stage_backfill,
     unfinished_lines,
     validate_name,
     version_lines,
-    violations,
 )
+from late_data.publishing.publish import discard, pipeline_thresholds, publish, violations
+from late_data.publishing.rollback import rollback
+from late_data.publishing.stage import stage_backfill
 from late_data.running.backfill import run_backfill
 from late_data.running.scheduler import (
     Upkeep,
@@ -88,7 +85,7 @@ def count_or_never(text: str) -> int:
 
 
 def version_name(text: str) -> str:
-    from late_data.publishing.publish import NAME
+    from late_data.publishing.named_versions import NAME
 
     if not NAME.match(text):
         raise argparse.ArgumentTypeError(

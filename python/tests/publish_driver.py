@@ -16,13 +16,9 @@ from typing import Any
 
 from late_data.project.pipelines import select_pipelines
 from late_data.publishing import publish as publishing
-from late_data.publishing.publish import (
-    pipeline_tables,
-    publish,
-    require_nothing_unfinished,
-    stage_backfill,
-    unfinished_lines,
-)
+from late_data.publishing.named_versions import PublishRefused, require_nothing_unfinished, unfinished_lines
+from late_data.publishing.publish import publish
+from late_data.publishing.stage import pipeline_tables, stage_backfill
 from late_data.runtime.dbt_project import DbtProject
 from late_data.runtime.environment import prepare_environment
 from late_data.tables import versions as table_versions
@@ -62,7 +58,7 @@ def main(step: str) -> None:
         emit({"tables": tables(project), "status": unfinished_lines(project)})
         try:
             require_nothing_unfinished(project)
-        except publishing.PublishRefused as refusal:
+        except PublishRefused as refusal:
             emit({"refused": str(refusal)})
         publish(project, NAME, {})
         emit({"tables": tables(project), "status": unfinished_lines(project)})

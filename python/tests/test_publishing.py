@@ -20,17 +20,11 @@ from late_data.project.audit import history_as_of, resume_point
 from late_data.project.pipelines import Pipeline as PipelineSettings
 from late_data.project.pipelines import select_pipelines
 from late_data.project.raw_tables import Reading, append_readings
-from late_data.publishing.publish import (
-    PublishRefused,
-    audit_model,
-    named_versions,
-    pipeline_tables,
-    publish,
-    rollback,
-    stage_backfill,
-    unfinished_lines,
-    version_lines,
-)
+from late_data.publishing.audit_marks import audit_model
+from late_data.publishing.named_versions import PublishRefused, named_versions, unfinished_lines, version_lines
+from late_data.publishing.publish import publish
+from late_data.publishing.rollback import rollback
+from late_data.publishing.stage import pipeline_tables, stage_backfill
 from late_data.running.scheduler import run_simulated
 from late_data.runtime.dbt_project import DbtInvocationError
 from late_data.tables import versions as table_versions

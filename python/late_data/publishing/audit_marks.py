@@ -1,0 +1,102 @@
+"""What a publish and a rollback write into the run audit: the rows that record them, and the
+`rolled_back` marks on the rows of the runs a rollback undid."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from late_data.publishing.named_versions import AUDIT, NamedVersion, sql_string
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.timeutil import format_timestamp
+from late_data.tables.versions import timestamp_literal
+
+
+def audit_model(table: str) -> str:
+    """The audit's `model` for a late-data table (schema.table): its name, except that a history's
+    closed versions are recorded under the history's own name (the snapshot node's)."""
+    return table.split(".")[-1].removesuffix("__closed")
+
+
+def audit_models(tables: list[str]) -> str:
+    """The audit's `model` values of schema.table names, as an SQL list."""
+    return ", ".join(sql_string(audit_model(table)) for table in dict.fromkeys(tables))
+
+
+def ensure_audit_columns(project: DbtProject) -> None:
+    """The audit's rollback columns (late_data.run_audit_columns adds them too, on a dbt run)."""
+    audit = f"{project.target_schema()}.{AUDIT}"
+    present = set(project.spark.table(audit).columns)
+    missing = [f"{name} string" for name in ("rolled_back_by", "rolled_back_outcome") if name not in present]
+    if missing:
+        project.execute(f"alter table {audit} add columns ({', '.join(missing)})")
+
+
+def audit_rollback_rows(
+    project: DbtProject, tables: list[str], state_at: datetime | None, rollback_name: str
+) -> tuple[str, str]:
+    """Predicates on the audit: the rows of `tables` the rollback `rollback_name` to `state_at`
+    marks rolled back (recorded later), and those it restores: recorded by then and marked by
+    another rollback made after then (a row a rollback marked before then stays marked: it was
+    undone in that state too)."""
+    stamp, models = timestamp_literal(state_at), audit_models(tables)
+    later_rollbacks = [
+        row["invocation_id"]
+        for row in project.query(
+            f"select distinct invocation_id from {project.target_schema()}.{AUDIT}"
+            f" where run_kind = 'rollback' and recorded_at > {stamp} and invocation_id != {sql_string(rollback_name)}"
+        )
+    ]
+    return (
+        f"model in ({models}) and recorded_at > {stamp} and run_kind != 'rollback' and outcome != 'rolled_back'",
+        f"model in ({models}) and recorded_at <= {stamp} and outcome = 'rolled_back'"
+        f" and rolled_back_by in ({', '.join(sql_string(name) for name in later_rollbacks) or 'null'})",
+    )
+
+
+def mark_audit(project: DbtProject, version: NamedVersion) -> None:
+    """The audit of the version's tables as it stood at its state_at: rows recorded later marked
+    rolled back by it, rows a later rollback marked restored; then one `rollback` row per table."""
+    audit = f"{project.target_schema()}.{AUDIT}"
+    marked, restored = audit_rollback_rows(project, list(version.tables), version.state_at, version.name)
+    project.execute(
+        f"update {audit} set rolled_back_outcome = outcome, outcome = 'rolled_back',"
+        f" rolled_back_by = {sql_string(version.name)} where {marked}"
+    )
+    project.execute(
+        f"update {audit} set outcome = rolled_back_outcome, rolled_back_outcome = null, rolled_back_by = null"
+        f" where {restored}"
+    )
+    append_audit_rows(project, version, "rollback")
+
+
+def append_audit_rows(project: DbtProject, version: NamedVersion, kind: str) -> None:
+    """One audit row per table of a publish or a rollback (run_kind and outcome `kind`, invocation_id
+    its name, plan the table's version and the manifest), once (a resumed command adds none twice)."""
+    audit = f"{project.target_schema()}.{AUDIT}"
+    given = {
+        "invocation_id": sql_string(version.name),
+        "run_kind": sql_string(kind),
+        "run_time": f"timestamp'{format_timestamp(version.run_time)}'" if version.run_time else "null",
+        "outcome": sql_string(kind),
+        "recorded_at": "current_timestamp()",
+    }
+    fields = project.spark.table(audit).schema.fields
+    rows = " union all ".join(
+        "select "
+        + ", ".join(
+            {
+                **given,
+                "model": sql_string(audit_model(table)),
+                "plan": sql_string(json.dumps({"version": number, "manifest": version.detail.get("manifest")})),
+            }.get(column.name, f"cast(null as {column.dataType.simpleString()})")
+            + f" as {column.name}"
+            for column in fields
+        )
+        for table, number in version.tables.items()
+    )
+    project.execute(
+        f"insert into {audit} select * from ({rows}) as listed"
+        f" where not exists (select 1 from {audit} as a where a.invocation_id = listed.invocation_id"
+        " and a.model = listed.model)"
+    )
