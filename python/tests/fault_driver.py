@@ -18,7 +18,8 @@ from datetime import datetime
 from typing import Any
 
 from late_data.commands.status import read_status
-from late_data.oracles.windows import compare, compare_window_means
+from late_data.oracles.compare import compare
+from late_data.oracles.demo_pipelines import compare_window_means
 from late_data.project.audit import resume_point
 from late_data.project.raw_tables import ensure_raw_tables
 from late_data.running.scheduler import run_pipeline, scenario_feed, scheduled_selection

@@ -10,7 +10,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
-from late_data.oracles.windows import WINDOW_MEANS_COLUMNS, WindowSettings
+from late_data.oracles.demo_pipelines import WINDOW_MEANS_COLUMNS, WindowSettings
 from late_data.project.audit import history_as_of
 from late_data.project.generator import PageScenario, Scenario
 from late_data.project.raw_tables import ensure_raw_tables

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from late_data.commands.status import read_status
-from late_data.oracles.windows import compare_error_rates, compare_window_means
+from late_data.oracles.demo_pipelines import compare_error_rates, compare_window_means
 from late_data.project.raw_tables import PAGE_COUNT_COLUMNS, WATER_LEVEL_COLUMNS
 from late_data.running.scheduler import run_pipeline, run_simulated, scenario_feed
 from late_data.runtime.dbt_project import DbtInvocationError, DbtProject, read_from

@@ -11,7 +11,7 @@ import pytest
 
 from late_data import cli
 from late_data.commands.check import PipelineCheck
-from late_data.oracles.windows import Comparison
+from late_data.oracles.compare import Comparison
 from late_data.project.pipelines import Measure, Pipeline
 from late_data.project.raw_tables import require_raw_tables
 from late_data.running.scheduler import Upkeep, maintain_tables

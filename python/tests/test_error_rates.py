@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from late_data.oracles.windows import compare_rates, expected_error_rates
+from late_data.oracles.demo_pipelines import compare_rates, expected_error_rates
 from late_data.project.pipelines import find_pipelines
 from late_data.project.raw_tables import PageCount, append_page_counts
 from late_data.running.backfill import run_backfill

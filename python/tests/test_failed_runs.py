@@ -15,7 +15,7 @@ import pytest
 
 from late_data import cli
 from late_data.commands.status import read_status
-from late_data.oracles.windows import compare_means, expected_window_means
+from late_data.oracles.demo_pipelines import compare_means, expected_window_means
 from late_data.project.audit import history_as_of
 from late_data.project.raw_tables import ensure_raw_tables
 from late_data.running.scheduler import run_pipeline

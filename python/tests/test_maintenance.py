@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from late_data.oracles.windows import compare_window_means
+from late_data.oracles.demo_pipelines import compare_window_means
 from late_data.publishing.named_versions import NamedVersion, record
 from late_data.running.scheduler import RunReport, run_simulated, scenario_feed
 from late_data.tables.delta_log import local_path

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from late_data.oracles.windows import compare
+from late_data.oracles.compare import compare
 from late_data.runtime.dbt_project import DbtProject
 
 NAN, INF = math.nan, math.inf

@@ -6,7 +6,7 @@ import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from late_data.oracles.windows import compare_window_means
+from late_data.oracles.demo_pipelines import compare_window_means
 from late_data.project.raw_tables import Reading, append_readings
 from late_data.running.scheduler import run_simulated, scenario_feed
 from late_data.tables.delta_log import DataFile

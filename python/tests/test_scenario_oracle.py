@@ -12,7 +12,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from late_data.commands.explain import MODES, compile_run, parse_rendered
-from late_data.oracles.windows import compare_means, expected_window_means
+from late_data.oracles.demo_pipelines import compare_means, expected_window_means
 from late_data.running.scheduler import RunReport, run_simulated, scenario_feed
 from late_data.runtime.timeutil import format_timestamp
 from late_data.tables.history import commits_after

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from late_data.oracles.compare import Comparison
 from late_data.oracles.dimensions import replayed_versions
-from late_data.oracles.windows import Comparison, compare_too_late, compare_windows, expected_too_late, windows_of
+from late_data.oracles.windows import compare_too_late, compare_windows, expected_too_late, windows_of
 from late_data.project.audit import history_as_of, load_runs, published_run
 from late_data.project.pipelines import Pipeline, compiled_select
 from late_data.runtime.dbt_project import DbtProject
