@@ -21,7 +21,7 @@ from tqdm import tqdm
 from late_data.running.scheduler import Upkeep, tagged_selection
 from late_data.runtime.dbt_project import DbtProject
 from late_data.runtime.timeutil import format_timestamp
-from late_data.tables import delta_log
+from late_data.tables import delta_log_files
 from late_data.tables.history import delta_active_files
 from late_data.tables.versions import current_metadata_file
 from late_data_bench.benchmarks import HISTORY, HISTORY_TABLE, MEANS, BenchCell, built_history
@@ -137,8 +137,8 @@ def _with_snapshot_seconds(project: DbtProject, measured: list[SoakRun]) -> list
 
 def _location(project: DbtProject, table: str, table_format: str) -> Path:
     if table_format == "iceberg":
-        return delta_log.local_path(current_metadata_file(project, table)).parent.parent
-    return delta_log.local_path(str(project.spark.sql(f"describe detail {table}").first()["location"]))
+        return delta_log_files.local_path(current_metadata_file(project, table)).parent.parent
+    return delta_log_files.local_path(str(project.spark.sql(f"describe detail {table}").first()["location"]))
 
 
 def _file_counts(spark: Any, table: str, location: Path, table_format: str) -> tuple[int, int]:

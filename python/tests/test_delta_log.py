@@ -13,15 +13,9 @@ from typing import Any
 import pytest
 from pyspark.sql.types import TimestampType
 
-from late_data.tables.delta_log import (
-    DeltaLogError,
-    HadoopLogFiles,
-    LocalLogFiles,
-    active_files,
-    commits_after,
-    latest_version,
-    typed_value,
-)
+from late_data.tables.delta_log import active_files, commits_after, latest_version
+from late_data.tables.delta_log_files import DeltaLogError, HadoopLogFiles, LocalLogFiles
+from late_data.tables.delta_values import typed_value
 from late_data.tables.history import _spark_checkpoint_reader
 
 SCHEMA = {

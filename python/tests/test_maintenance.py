@@ -17,7 +17,7 @@ import pytest
 from late_data.oracles.demo_pipelines import compare_window_means
 from late_data.publishing.named_versions import NamedVersion, record
 from late_data.running.scheduler import RunReport, run_simulated, scenario_feed
-from late_data.tables.delta_log import local_path
+from late_data.tables.delta_log_files import local_path
 from late_data.tables.versions import NAMED_VERSION_SECONDS, current_metadata_file, hold_for_named_version
 from tests.helpers import TEST_SETTINGS, TEST_VARS, Pipeline, water_levels
 

@@ -3,10 +3,8 @@
 Reads the `_delta_log` directory of a table (protocol:
 https://github.com/delta-io/delta/blob/master/PROTOCOL.md) without Spark and without Delta's jars,
 so what the tests prove from it is itself tested on every machine (python/tests/test_delta_log.py).
-Partition values and file statistics are typed by the table's schema (the metaData action's
-`partitionColumns` and `schemaString`) the way PySpark returns the same values from an Iceberg
-metadata table: a timestamp becomes a naive datetime (see `_as_pyspark_timestamp`), an integer an
-int, a null partition value None.
+Partition values and file statistics are typed by the table's schema (delta_values); the log's
+files are listed and read locally or through Hadoop (delta_log_files).
 
 Commits are read from the JSON commit files only. Delta deletes commit files older than the
 table's `delta.logRetentionDuration` (30 days by default) once a checkpoint covers them; a
@@ -20,194 +18,21 @@ oldest commit file still there, through a reader the caller passes (Spark's, in
 from __future__ import annotations
 
 import json
-import os
-import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
-from decimal import Decimal
-from pathlib import Path
-from typing import Any, Protocol
-from urllib.parse import unquote, urlparse
+from typing import Any
+from urllib.parse import unquote
 
 from late_data.tables.commit import Commit
-
-COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
-# Classic checkpoints: one file, or parts `<version>.checkpoint.<part>.<parts>.parquet`.
-CHECKPOINT_FILE = re.compile(r"^(\d{20})\.checkpoint(?:\.(\d{10})\.(\d{10}))?\.parquet$")
-# V2 checkpoints (`<version>.checkpoint.<uuid>.json|parquet`, with sidecar files) are not read.
-V2_CHECKPOINT_FILE = re.compile(r"^(\d{20})\.checkpoint\.[0-9a-fA-F-]{36}\.(json|parquet)$")
-INTEGER_TYPES = ("byte", "short", "integer", "long")
-
-# Reads the given checkpoint files (full paths) into actions: dicts with one key per action
-# present (add, remove, metaData, protocol, ...), like the lines of a JSON commit file.
-CheckpointReader = Callable[[list[str]], list[dict[str, Any]]]
-
-
-class DeltaLogError(RuntimeError):
-    """The log cannot answer the question faithfully; the message says why."""
-
-
-class LogFiles(Protocol):
-    """The `_delta_log` directory of one table, wherever it is stored."""
-
-    location: str  # the table's root, as the catalog reports it
-
-    def names(self) -> list[str]: ...
-
-    def read_text(self, name: str) -> str: ...
-
-    def identity(self, name: str) -> tuple[Any, ...]:
-        """What distinguishes this file from an earlier file of the same name (a table dropped and
-        re-created at the same location writes its version 0 again): size and modification time."""
-        ...
-
-    def path_of(self, name: str) -> str: ...
-
-
-def local_path(location: str) -> Path:
-    """A local path from a location Spark reports (`file:/...`, `file:///...` or a plain path)."""
-    if location.startswith("file:"):
-        return Path(unquote(urlparse(location).path))
-    return Path(location)
-
-
-def is_local(location: str) -> bool:
-    return location.startswith(("file:", "/"))
-
-
-class LocalLogFiles:
-    def __init__(self, location: str | Path):
-        self.location = str(location)
-        self.directory = local_path(self.location) / "_delta_log"
-
-    def names(self) -> list[str]:
-        try:
-            return os.listdir(self.directory)
-        except FileNotFoundError:
-            raise DeltaLogError(f"{self.directory} does not exist: {self.location} is not a Delta table") from None
-
-    def read_text(self, name: str) -> str:
-        try:
-            return (self.directory / name).read_text()
-        except FileNotFoundError:
-            raise DeltaLogError(f"{self.directory / name} vanished while the log was read") from None
-
-    def identity(self, name: str) -> tuple[Any, ...]:
-        status = (self.directory / name).stat()
-        return (status.st_size, status.st_mtime_ns)
-
-    def path_of(self, name: str) -> str:
-        return str(self.directory / name)
-
-
-class HadoopLogFiles:
-    """The log through Hadoop's FileSystem of a running Spark (hdfs://, s3a://, ...), via py4j."""
-
-    def __init__(self, spark: Any, location: str):
-        self.location = location
-        self._jvm = spark._jvm
-        self._directory = self._jvm.org.apache.hadoop.fs.Path(location.rstrip("/") + "/_delta_log")
-        self._fs = self._directory.getFileSystem(spark._jsc.hadoopConfiguration())
-        self._statuses: dict[str, Any] = {}
-
-    def names(self) -> list[str]:
-        if not self._fs.exists(self._directory):
-            raise DeltaLogError(f"{self._directory.toString()} does not exist: {self.location} is not a Delta table")
-        self._statuses = {status.getPath().getName(): status for status in self._fs.listStatus(self._directory)}
-        return list(self._statuses)
-
-    def read_text(self, name: str) -> str:
-        stream = self._fs.open(self._jvm.org.apache.hadoop.fs.Path(self._directory, name))
-        try:
-            return str(self._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
-        finally:
-            stream.close()
-
-    def identity(self, name: str) -> tuple[Any, ...]:
-        status = self._statuses.get(name) or self._fs.getFileStatus(
-            self._jvm.org.apache.hadoop.fs.Path(self._directory, name)
-        )
-        return (status.getLen(), status.getModificationTime())
-
-    def path_of(self, name: str) -> str:
-        return f"{self._directory.toString()}/{name}"
-
-
-@dataclass(frozen=True)
-class TableSchema:
-    """What the log's strings need to become values: partition columns in order and column types."""
-
-    # (column, key in partitionValues and stats: the physical name under column mapping, type)
-    partition_columns: tuple[tuple[str, str, str], ...]
-    column_keys: Mapping[str, str]  # column -> key in stats
-    column_types: Mapping[str, str]  # column -> Delta type name ("struct", "array", "map" when nested)
-
-
-def table_schema(metadata: Mapping[str, Any]) -> TableSchema:
-    fields = {field["name"]: field for field in json.loads(metadata["schemaString"])["fields"]}
-    mapped = (metadata.get("configuration") or {}).get("delta.columnMapping.mode", "none") != "none"
-
-    def key(name: str) -> str:
-        field_metadata = fields[name].get("metadata") or {}
-        return field_metadata.get("delta.columnMapping.physicalName", name) if mapped else name
-
-    def type_name(name: str) -> str:
-        kind = fields[name]["type"]
-        return kind if isinstance(kind, str) else str(kind.get("type"))
-
-    missing = [name for name in metadata.get("partitionColumns") or [] if name not in fields]
-    if missing:
-        raise DeltaLogError(f"partition columns {missing} are not in the table's schema")
-    return TableSchema(
-        partition_columns=tuple((name, key(name), type_name(name)) for name in metadata.get("partitionColumns") or []),
-        column_keys={name: key(name) for name in fields},
-        column_types={name: type_name(name) for name in fields},
-    )
-
-
-def typed_value(raw: Any, type_name: str) -> Any:
-    """A partition value or statistic from the log, as PySpark would return the column's value."""
-    if raw is None:
-        return None
-    if not isinstance(raw, str):  # statistics are JSON numbers and booleans already
-        return Decimal(str(raw)) if type_name.startswith("decimal") else raw
-    if type_name == "timestamp":
-        return _as_pyspark_timestamp(_utc_instant(raw))
-    if type_name == "timestamp_ntz":
-        return datetime.fromisoformat(raw.removesuffix("Z")).replace(tzinfo=None)
-    if type_name == "date":
-        return date.fromisoformat(raw)
-    if type_name in INTEGER_TYPES:
-        return int(raw)
-    if type_name in ("float", "double"):
-        return float(raw)
-    if type_name.startswith("decimal"):
-        return Decimal(raw)
-    if type_name == "boolean":
-        return raw.lower() == "true"
-    return raw  # string (and binary, left as the log's text)
-
-
-def _utc_instant(text: str) -> datetime:
-    """The instant a timestamp in the log stands for. Partition values come as
-    `2026-03-02T08:00:00.000000Z` (UTC, what Delta 3.3 writes) or, from older writers,
-    `2026-03-02 08:00:00[.ffffff]` in the writer's session time zone, UTC in this project
-    (profiles.yml pins spark.sql.session.timeZone); statistics as `...T08:00:00.000Z` or with an
-    offset."""
-    parsed = datetime.fromisoformat(text)
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
-
-
-def _as_pyspark_timestamp(instant: datetime) -> datetime:
-    """What PySpark's TimestampType.fromInternal makes of this instant (a naive datetime in the
-    Python process's local time zone), which is what the Iceberg path returns for the same
-    partition, so Commit values compare equal across formats. UTC on these machines."""
-    micros = (instant - datetime(1970, 1, 1, tzinfo=UTC)) // _MICROSECOND
-    return datetime.fromtimestamp(micros // 1_000_000).replace(microsecond=micros % 1_000_000)
-
-
-_MICROSECOND = datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=UTC) - datetime(1970, 1, 1, tzinfo=UTC)
+from late_data.tables.delta_log_files import (
+    CHECKPOINT_FILE,
+    COMMIT_FILE,
+    V2_CHECKPOINT_FILE,
+    CheckpointReader,
+    DeltaLogError,
+    LogFiles,
+)
+from late_data.tables.delta_values import TableSchema, table_schema, typed_value
 
 
 @dataclass(frozen=True)
@@ -226,6 +51,8 @@ class DataFile:
 # Parsed commit files by (log file, identity): commit files never change once written, and the
 # identity tells a re-created table's file from the old one of the same name.
 _ACTIONS: dict[tuple[str, tuple[Any, ...]], list[dict[str, Any]]] = {}
+
+
 _ACTIONS_KEPT = 20_000
 
 

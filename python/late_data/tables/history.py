@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from late_data.tables import delta_log
+from late_data.tables import delta_log, delta_log_files
 from late_data.tables.commit import Commit
 
 __all__ = ["Commit", "commits_after", "delta_active_files", "latest_version"]
@@ -83,14 +83,14 @@ def delta_active_files(spark: Any, table: str) -> list[delta_log.DataFile]:
     return delta_log.active_files(_delta_log_files(spark, table), _spark_checkpoint_reader(spark))
 
 
-def _delta_log_files(spark: Any, table: str) -> delta_log.LogFiles:
+def _delta_log_files(spark: Any, table: str) -> delta_log_files.LogFiles:
     location = str(spark.sql(f"describe detail {table}").first()["location"])
-    if delta_log.is_local(location):
-        return delta_log.LocalLogFiles(location)
-    return delta_log.HadoopLogFiles(spark, location)
+    if delta_log_files.is_local(location):
+        return delta_log_files.LocalLogFiles(location)
+    return delta_log_files.HadoopLogFiles(spark, location)
 
 
-def _spark_checkpoint_reader(spark: Any) -> delta_log.CheckpointReader:
+def _spark_checkpoint_reader(spark: Any) -> delta_log_files.CheckpointReader:
     """Reads Parquet checkpoints with Spark, needed only once Delta has deleted old commit files."""
 
     def read(paths: list[str]) -> list[dict[str, Any]]:
