@@ -45,13 +45,10 @@ from late_data.running.scheduler import (
     scheduled_selection,
 )
 from late_data.runtime.class_archive import make_class_archive
-from late_data.runtime.dbt_project import DbtInvocationError, DbtProject, condense
-from late_data.runtime.environment import (
-    TABLE_FORMATS,
-    ProjectEnvironment,
-    SetupError,
-    prepare_environment,
-)
+from late_data.runtime.dbt_errors import DbtInvocationError, condense
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.environment import TABLE_FORMATS, ProjectEnvironment, prepare_environment
+from late_data.runtime.settings import SetupError
 from late_data.runtime.timeutil import format_timestamp, parse_timestamp, utc_now
 
 if TYPE_CHECKING:

@@ -11,13 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from late_data.cli import positive_int, writer_lock
 from late_data.runtime.dbt_project import DbtProject
-from late_data.runtime.environment import (
-    TABLE_FORMATS,
-    ProjectEnvironment,
-    SetupError,
-    delta_jars_unavailable,
-    prepare_environment,
-)
+from late_data.runtime.delta_jars import delta_jars_unavailable
+from late_data.runtime.environment import TABLE_FORMATS, ProjectEnvironment, prepare_environment
+from late_data.runtime.settings import SetupError
 
 if TYPE_CHECKING:
     from late_data_bench.benchmarks import BenchCell

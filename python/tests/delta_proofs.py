@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-from late_data.runtime.environment import delta_jars_unavailable
+from late_data.runtime.delta_jars import delta_jars_unavailable
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 TEST_ID = "test_delta_proofs.py::test_the_commit_log_proofs_hold_on_delta_tables"

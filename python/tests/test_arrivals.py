@@ -11,7 +11,7 @@ import pytest
 from late_data.oracles.demo_pipelines import compare_window_means
 from late_data.project.raw_tables import Reading, append_readings
 from late_data.running.scheduler import run_pipeline, scenario_feed, scheduled_selection
-from late_data.runtime.dbt_project import DbtInvocationError
+from late_data.runtime.dbt_errors import DbtInvocationError
 from late_data.tables.history import commits_after
 from tests.helpers import (
     TEST_SETTINGS,

@@ -13,7 +13,8 @@ from late_data.commands.status import read_status
 from late_data.oracles.demo_pipelines import compare_error_rates, compare_window_means
 from late_data.project.raw_tables import PAGE_COUNT_COLUMNS, WATER_LEVEL_COLUMNS
 from late_data.running.scheduler import run_pipeline, run_simulated, scenario_feed
-from late_data.runtime.dbt_project import DbtInvocationError, DbtProject, read_from
+from late_data.runtime.dbt_errors import DbtInvocationError, read_from
+from late_data.runtime.dbt_project import DbtProject
 from late_data.tables.history import latest_version
 from tests.helpers import TEST_SETTINGS, TEST_VARS, Pipeline, clock, water_levels
 

@@ -16,7 +16,7 @@ from late_data.project.pipelines import Measure, Pipeline
 from late_data.project.raw_tables import require_raw_tables
 from late_data.running.scheduler import Upkeep, maintain_tables
 from late_data.runtime.dbt_project import DbtProject
-from late_data.runtime.environment import SetupError
+from late_data.runtime.settings import SetupError
 
 ORIGIN = ["--origin", "2026-01-01 00:00:00"]
 

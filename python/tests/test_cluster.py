@@ -27,8 +27,10 @@ import pytest
 
 from late_data import cluster
 from late_data.cluster import writer_lock
-from late_data.runtime.dbt_project import DbtProject, describe_failure
-from late_data.runtime.environment import CHECKOUT, ProjectEnvironment, SetupError, lock_home, prepare_environment
+from late_data.runtime.dbt_errors import describe_failure
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.environment import CHECKOUT, ProjectEnvironment, lock_home, prepare_environment
+from late_data.runtime.settings import SetupError
 
 PROJECT_DIR = CHECKOUT
 BIN = Path(sys.executable).parent

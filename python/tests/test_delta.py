@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from late_data.runtime.environment import (
-    SetupError,
+from late_data.runtime.delta_jars import (
     check_delta_classpath,
     check_delta_jars,
     check_delta_setup,
@@ -22,8 +21,9 @@ from late_data.runtime.environment import (
     delta_jars_unavailable,
     installed_version,
     jvm_delta_version,
-    prepare_environment,
 )
+from late_data.runtime.environment import prepare_environment
+from late_data.runtime.settings import SetupError
 
 PINNED = installed_version("delta-spark") or ""
 

@@ -17,12 +17,12 @@ from late_data.runtime.dbt_project import DbtProject
 from late_data.runtime.environment import (
     CHECKOUT,
     ProjectEnvironment,
-    SetupError,
     find_project_dir,
     lock_home,
     prepare_environment,
     require_java,
 )
+from late_data.runtime.settings import SetupError
 
 
 def test_missing_java_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:

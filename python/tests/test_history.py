@@ -11,7 +11,7 @@ import pytest
 from late_data.project.pipelines import find_pipelines
 from late_data.project.raw_tables import Reading, append_readings
 from late_data.running.backfill import run_backfill
-from late_data.runtime.dbt_project import DbtInvocationError
+from late_data.runtime.dbt_errors import DbtInvocationError
 from tests.helpers import Pipeline, clock
 
 T0 = datetime(2026, 3, 3, 8, 0, 0)

@@ -27,7 +27,7 @@ from late_data.commands.init import (
     plan_project,
     write_plan,
 )
-from late_data.runtime.environment import SetupError
+from late_data.runtime.settings import SetupError
 
 BIN = Path(sys.executable).parent
 ORIGIN = datetime(2026, 6, 1)

@@ -26,7 +26,7 @@ from late_data.publishing.publish import publish
 from late_data.publishing.rollback import rollback
 from late_data.publishing.stage import pipeline_tables, stage_backfill
 from late_data.running.scheduler import run_simulated
-from late_data.runtime.dbt_project import DbtInvocationError
+from late_data.runtime.dbt_errors import DbtInvocationError
 from late_data.tables import versions as table_versions
 from tests.helpers import Pipeline, clock
 

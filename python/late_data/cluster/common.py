@@ -12,10 +12,9 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from late_data.runtime.environment import (
-    ProjectEnvironment,
+from late_data.runtime.environment import ProjectEnvironment, cluster_client_conf_dir
+from late_data.runtime.settings import (
     SetupError,
-    cluster_client_conf_dir,
     count_setting,
     host_setting,
     is_loopback,

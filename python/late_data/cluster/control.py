@@ -27,7 +27,8 @@ from late_data.cluster.thriftserver import (
     start_thriftserver,
     thrift_answers,
 )
-from late_data.runtime.environment import ProjectEnvironment, SetupError
+from late_data.runtime.environment import ProjectEnvironment
+from late_data.runtime.settings import SetupError
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from late_data.cluster.common import INSTALL_POSTGRES, LOOPBACK, ClusterSettings, Tools, secret, write_private
 from late_data.cluster.processes import run, running_pid
-from late_data.runtime.environment import SetupError
+from late_data.runtime.settings import SetupError
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from late_data.cluster.common import (
     WORKER_CLASS,
     ClusterSettings,
 )
-from late_data.runtime.environment import SetupError
+from late_data.runtime.settings import SetupError
 
 log = logging.getLogger(__name__)
 

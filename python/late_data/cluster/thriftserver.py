@@ -21,7 +21,8 @@ from late_data.cluster.common import (
 from late_data.cluster.metastore import hive_site
 from late_data.cluster.processes import launch, port_answers
 from late_data.cluster.spark import authentication_properties, properties_text, spark_env
-from late_data.runtime.environment import ProjectEnvironment, SetupError
+from late_data.runtime.environment import ProjectEnvironment
+from late_data.runtime.settings import SetupError
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,8 @@ from late_data.cluster.common import ClusterSettings
 from late_data.cluster.control import saved_settings
 from late_data.cluster.postgres import METASTORE_DATABASE, find_psql, psql_args, psql_env
 from late_data.cluster.processes import running_pid
-from late_data.runtime.environment import ProjectEnvironment, SetupError
+from late_data.runtime.environment import ProjectEnvironment
+from late_data.runtime.settings import SetupError
 
 log = logging.getLogger(__name__)
 

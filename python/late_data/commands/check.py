@@ -14,7 +14,7 @@ from late_data.oracles.windows import compare_too_late, compare_windows, expecte
 from late_data.project.audit import history_as_of, load_runs, published_run
 from late_data.project.pipelines import Pipeline, compiled_select
 from late_data.runtime.dbt_project import DbtProject
-from late_data.runtime.environment import SetupError
+from late_data.runtime.settings import SetupError
 from late_data.runtime.timeutil import format_timestamp
 
 

@@ -17,7 +17,8 @@ from typing import Any
 
 from late_data.runtime.class_archive import make_class_archive
 from late_data.runtime.dbt_project import DbtProject
-from late_data.runtime.environment import CHECKOUT, SetupError, prepare_environment
+from late_data.runtime.environment import CHECKOUT, prepare_environment
+from late_data.runtime.settings import SetupError
 
 INIT_MARK = "written by `late-data init`"
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -9,7 +9,7 @@ from typing import Any
 from late_data.project.generator import GENERATED_EVENT_ID
 from late_data.project.raw_tables import RAW_TABLES, existing_tables
 from late_data.runtime.dbt_project import DbtProject
-from late_data.runtime.environment import SetupError
+from late_data.runtime.settings import SetupError
 from late_data.runtime.timeutil import format_timestamp
 
 # Per late-data model and run time, the outcome of its last attempt at that run time (a retry at the

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from late_data.runtime.environment import SetupError
+from late_data.runtime.settings import SetupError
 
 WATER_LEVEL_COLUMNS = "event_id string, location string, event_time timestamp, value double, ingested_at timestamp"
 PAGE_COUNT_COLUMNS = "event_id string, page string, event_time timestamp, value bigint, ingested_at timestamp"

@@ -14,8 +14,9 @@ from tqdm import tqdm
 from late_data.project.audit import fed_until, resume_point
 from late_data.project.generator import PageScenario, Scenario, generate, generate_page_counts
 from late_data.project.pipelines import scheduled_nodes, select_pipelines
-from late_data.runtime.dbt_project import DbtInvocationError, DbtProject, condense
-from late_data.runtime.environment import SetupError
+from late_data.runtime.dbt_errors import DbtInvocationError, condense
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.settings import SetupError
 from late_data.runtime.timeutil import floor_to, format_timestamp
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,7 @@
-"""The runtime: the project's environment and settings (environment), the one warm dbt process that
-every command runs dbt and Spark through (dbt_project), the JVM's class archive, and time as the
-macros read it (timeutil).
+"""The runtime: the project's environment (environment), its settings validated and the error every
+broken setup ends in (settings), Delta's jars (delta_jars), the one warm dbt process every command
+runs dbt and Spark through (dbt_project; its errors, dbt_errors; its packages, dbt_packages), the
+JVM's class archive (class_archive), and time as the macros read it (timeutil).
 
 May import: nothing else of late_data.
 """

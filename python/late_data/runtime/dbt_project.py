@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import logging
@@ -14,41 +13,39 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from late_data.runtime.environment import (
-    CHECKOUT,
-    DELTA_PACKAGE,
-    ProjectEnvironment,
-    SetupError,
-    check_delta_classpath,
-    installed_version,
-    lock_home,
-    require_cluster_client_conf,
-    validate_identifier,
-)
+from late_data.runtime.dbt_errors import DbtInvocationError, NodeErrors, describe_command, describe_failure, read_from
+from late_data.runtime.dbt_packages import install_packages
+from late_data.runtime.delta_jars import DELTA_PACKAGE, check_delta_classpath, installed_version
+from late_data.runtime.environment import CHECKOUT, ProjectEnvironment, lock_home, require_cluster_client_conf
+from late_data.runtime.settings import SetupError, validated_vars
 
 log = logging.getLogger(__name__)
 
+
 # This repository's profiles.yml, whose targets take their schema from LATE_DATA_SCHEMA (default analytics).
 OWN_PROFILES = CHECKOUT / "profiles"
+
+
 # Vars that change per run and are only read at execution time, so a parsed manifest stays valid.
 RUN_VARS = frozenset({"run_time", "backfill", "as_of", "reconcile", "late_data_explain"})
+
+
 # Environment settings that dbt reads while parsing (profiles.yml, dbt_project.yml).
 PARSE_SETTINGS = ("LATE_DATA_", "DELTA_JARS", "DBT_")
+
+
 # Where the macros keep what they know of the warehouse across invocations (macros/late_data/state).
 PROCESS_STATE = "late_data_process_state"
+
+
 # The temporary views late_data.stage caches a late-data write's rows in: <model>__staged_<12 hex>.
 STAGED_VIEW = re.compile(r"__staged_[0-9a-f]{12}$")
-# In dbt_packages/ (a file, which dbt's package loading skips): what packages.yml and
-# package-lock.yml held when `dbt deps` last installed them.
-INSTALLED_STAMP = ".late_data_installed"
+
+
 # The dbt commands that take --target-path (dbt deps does not).
 TARGET_PATH_COMMANDS = frozenset(
     {"build", "compile", "list", "ls", "parse", "run", "run-operation", "seed", "show", "snapshot", "test"}
 )
-
-
-class DbtInvocationError(RuntimeError):
-    """A dbt command failed; the message carries dbt's own error."""
 
 
 class Closeable(Protocol):
@@ -63,6 +60,8 @@ class Invocation:
 
 # The prefixes under which late_data.describe_pipelines logs each pipeline and the target.
 DESCRIBED = "late-data pipeline "
+
+
 TARGET = "late-data target "
 
 
@@ -224,21 +223,9 @@ class DbtProject:
         return self._manifest
 
     def install_packages(self) -> None:
-        """`dbt deps` once per content of packages.yml and package-lock.yml: not installed yet, or
-        either file changed since. By content, not file times: a fresh clone writes the two files
-        in any order. One process at a time, the others waiting: `dbt deps` replaces the packages'
-        links, and a process parsing the project meanwhile would find the package's macros gone."""
-        project_dir = self.environment.project_dir
-        if not (project_dir / "packages.yml").is_file() or packages_installed(project_dir):
-            return
-        directory = os.open(project_dir, os.O_RDONLY)
-        try:
-            fcntl.flock(directory, fcntl.LOCK_EX)
-            if not packages_installed(project_dir):  # unless the process it waited for installed them
-                self._invoke_raw(["deps"], manifest=None)
-                (project_dir / "dbt_packages" / INSTALLED_STAMP).write_text(packages_fingerprint(project_dir))
-        finally:
-            os.close(directory)  # releases the lock
+        """`dbt deps` when packages.yml and package-lock.yml hold what was not installed yet
+        (dbt_packages.install_packages)."""
+        install_packages(self.environment.project_dir, lambda: self._invoke_raw(["deps"], manifest=None))
 
     @contextmanager
     def watching(self, callback: Callable[[Any], None]) -> Iterator[None]:
@@ -402,156 +389,3 @@ class DbtProject:
         for resource in reversed(self._held):
             resource.close()
         self._held.clear()
-
-
-def describe_command(args: list[str]) -> str:
-    """A dbt command as a user would recognise it: its name and what it selects, without the vars
-    (which the caller's message gives where they matter)."""
-    shown, skip = [], False
-    for arg in args:
-        if skip:
-            skip = False
-        elif arg in ("--vars", "--resource-type", "--project-dir", "--profiles-dir", "--log-path"):
-            skip = True
-        else:
-            shown.append(arg)
-    return " ".join(shown)
-
-
-def validated_vars(project_vars: dict[str, Any]) -> dict[str, Any]:
-    """Project vars as given; the schema names among them reach SQL unquoted, so checked first."""
-    if "raw_schema" in project_vars:
-        validate_identifier("var raw_schema", str(project_vars["raw_schema"]))
-    return dict(project_vars)
-
-
-# What dbt reports when Spark cannot open the Hive metastore (the JVM's stderr has the cause,
-# e.g. Derby's XSDB6 "Another instance of Derby may have already booted the database").
-METASTORE_UNAVAILABLE = (
-    "XSDB6",
-    "Another instance of Derby",
-    "Unable to instantiate org.apache.hadoop.hive.ql.metadata.SessionHiveMetaStoreClient",
-)
-
-
-def read_from(path: Any, offset: int) -> str:
-    """What a log file gained since `offset` (empty when it does not exist)."""
-    try:
-        with open(path, errors="replace") as file:
-            file.seek(offset)
-            return file.read()
-    except OSError:
-        return ""
-
-
-class NodeErrors:
-    """A dbt callback keeping the error dbt reports for each node (RunResultError events, and the
-    exception of a node that failed while it compiled, CatchableExceptionOnRun). A failed ephemeral
-    model has no run result of its own: its error shows only there, and the model that refs it is
-    marked skipped with a message naming it (or naming the ephemeral in between)."""
-
-    def __init__(self) -> None:
-        self.by_node: dict[str, str] = {}
-
-    def __call__(self, event: Any) -> None:
-        name = event.info.name
-        if name in ("RunResultError", "CatchableExceptionOnRun") and event.data.node_info.unique_id:
-            message = event.data.msg if name == "RunResultError" else event.data.exc
-            self.by_node.setdefault(event.data.node_info.unique_id, message)
-
-
-def describe_failure(
-    outcome: Any,
-    log_text: str = "",
-    environment: ProjectEnvironment | None = None,
-    node_errors: dict[str, str] | None = None,
-) -> str:
-    """dbt's own error for a failed invocation: the exception, else each failed node's message, and
-    for a model skipped because an ephemeral model it refs failed, that model's error (from
-    `node_errors`, NodeErrors.by_node). Not every result names a node (a run-operation's results
-    carry only a unique_id, and a failure to open the metastore leaves no message), and a metastore
-    that cannot be opened is said so."""
-    messages = [condense(str(outcome.exception))] if outcome.exception is not None else []
-    for result in getattr(outcome.result, "results", None) or []:
-        status = str(getattr(result, "status", ""))
-        node = getattr(result, "node", None)
-        unique_id = getattr(node, "unique_id", None) or getattr(result, "unique_id", None) or "dbt"
-        message = getattr(result, "message", None)
-        if status in ("error", "fail"):
-            message = message or logged_error(log_text)
-            messages.append(f"{unique_id}: {condense(message) if message else 'failed without a message'}")
-        elif status == "skipped" and message:
-            # dbt gives a skip a message only for an ephemeral's failure, ending with its unique_id;
-            # the error itself may be an ephemeral that one reads (all of them are named then).
-            errors = {node: condense(error) for node, error in (node_errors or {}).items() if error != message}
-            cause = errors.get(message.rsplit(" ", 1)[-1]) or "; ".join(errors.values())
-            messages.append(f"{unique_id}: {condense(message)}" + (f"; {cause}" if cause else ""))
-    described = "; ".join(messages) or "see the dbt log in LATE_DATA_HOME/logs"
-    if any(sign in text for sign in METASTORE_UNAVAILABLE for text in (described, log_text)):
-        return f"{metastore_unavailable(environment)} ({described})"
-    return described
-
-
-# dbt's log line for an error it reports without a result message (a failed run-operation).
-_LOGGED_ERROR = re.compile(r"\[error\] \[\w+\]: Encountered an error[^:]*: (.*?)(?=\n\S|\Z)", re.DOTALL)
-
-
-def logged_error(log_text: str) -> str | None:
-    """The last error dbt logged with "Encountered an error ...", with its indented lines."""
-    found = _LOGGED_ERROR.findall(log_text)
-    return found[-1] if found else None
-
-
-# The header lines dbt and py4j put before the error itself, and a Java stack trace's own lines.
-_NOT_THE_ERROR = re.compile(
-    r"^(Runtime Error|Compilation Error|Database Error|Parsing Error)( in .*)?$|^An error occurred while calling"
-    r"|^at |^\.\.\. \d+ more|^Suppressed:|^Driver stacktrace"
-)
-# A Java exception's package, dropped from its class name (org.apache.spark.sql.AnalysisException).
-_JAVA_PACKAGE = re.compile(r"\b(?:[a-z][a-z0-9_]*\.)+(?=[A-Z]\w*(?:Exception|Error)\b)")
-ERROR_LENGTH = 400
-
-
-def condense(message: str) -> str:
-    """One line of an error that may carry a Java stack trace (dbt passes Spark's on whole): the
-    innermost cause when there is one, else the first line that is not a header; Java packages
-    left out, at most ERROR_LENGTH characters. The whole error stays in the dbt log."""
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    causes = [line.removeprefix("Caused by:").strip() for line in lines if line.startswith("Caused by:")]
-    body = [line for line in lines if not _NOT_THE_ERROR.match(line)]
-    text = causes[-1] if causes else (body or lines or [""])[0].lstrip(": ")
-    if text.endswith(":") and not causes and len(body) > 1:
-        text = f"{text} {body[1]}"  # a header that introduces its detail on the next line
-    text = _JAVA_PACKAGE.sub("", text)
-    return text if len(text) <= ERROR_LENGTH else text[: ERROR_LENGTH - 3] + "..."
-
-
-def metastore_unavailable(environment: ProjectEnvironment | None) -> str:
-    if environment is not None and environment.shares_catalog:
-        return (
-            "Spark could not reach the shared Hive metastore: check `late-data cluster status` "
-            "(and LATE_DATA_METASTORE_URI / LATE_DATA_CLUSTER_HOST)"
-        )
-    where = f"{environment.home}/metastore_db" if environment is not None else "LATE_DATA_HOME/metastore_db"
-    return (
-        f"the Hive metastore could not be opened: its embedded Derby database {where} is in use by "
-        "another process (Derby admits one JVM: a Thrift Server, a plain dbt command or a notebook on the "
-        "same LATE_DATA_HOME). Stop that process, set LATE_DATA_HOME to another directory, or share one "
-        "catalog between processes: `late-data cluster up` and LATE_DATA_TARGET=cluster or thrift "
-        "(docs/cluster.md)"
-    )
-
-
-def packages_fingerprint(project_dir: Path) -> str:
-    """A digest of what packages.yml and package-lock.yml hold (the lock may not exist yet)."""
-    digest = hashlib.sha256()
-    for name in ("packages.yml", "package-lock.yml"):
-        path = project_dir / name
-        digest.update(name.encode() + b"\0" + (path.read_bytes() if path.is_file() else b"") + b"\0")
-    return digest.hexdigest()
-
-
-def packages_installed(project_dir: Path) -> bool:
-    """dbt_packages/ holds what packages.yml and package-lock.yml say, as `dbt deps` left it."""
-    stamp = project_dir / "dbt_packages" / INSTALLED_STAMP
-    return stamp.is_file() and stamp.read_text() == packages_fingerprint(project_dir)
