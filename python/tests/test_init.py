@@ -15,18 +15,9 @@ import pytest
 import yaml
 
 from late_data.cli import build_parser
-from late_data.commands.init import (
-    INIT_MARK,
-    InitPlan,
-    PipelineSpec,
-    SourceTable,
-    _pipeline_args,
-    next_steps,
-    pipeline_yml,
-    plan_pipeline,
-    plan_project,
-    write_plan,
-)
+from late_data.commands.init import _pipeline_args, next_steps, plan_pipeline, plan_project, write_plan
+from late_data.commands.init_files import INIT_MARK, pipeline_yml
+from late_data.commands.init_spec import InitPlan, PipelineSpec, SourceTable
 from late_data.runtime.settings import SetupError
 
 BIN = Path(sys.executable).parent
