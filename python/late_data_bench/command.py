@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from late_data.cli import positive_int, writer_lock
+from late_data.arguments import positive_int
+from late_data.cli import writer_lock
 from late_data.runtime.dbt_project import DbtProject
 from late_data.runtime.delta_jars import delta_jars_unavailable
 from late_data.runtime.environment import TABLE_FORMATS, ProjectEnvironment, prepare_environment

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from late_data.cli import build_parser
+from late_data.arguments import build_parser
 from late_data.commands.init import _pipeline_args, next_steps, plan_pipeline, plan_project, write_plan
 from late_data.commands.init_files import INIT_MARK, pipeline_yml
 from late_data.commands.init_spec import InitPlan, PipelineSpec, SourceTable

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from late_data.cli import build_parser
+from late_data.arguments import build_parser
 from late_data.commands.check import check_pipeline
 from late_data.project.audit import history_as_of, resume_point
 from late_data.project.pipelines import Pipeline as PipelineSettings

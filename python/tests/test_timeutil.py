@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from late_data.cli import parse_time
+from late_data.arguments import parse_time
 from late_data.runtime.timeutil import ceil_to, epoch_seconds, floor_to, format_timestamp, parse_timestamp
 
 

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from late_data.runtime.environment import ProjectEnvironment
+from late_data.runtime.settings import SetupError
 
 
 class DbtInvocationError(RuntimeError):
@@ -146,3 +147,22 @@ def metastore_unavailable(environment: ProjectEnvironment | None) -> str:
         "catalog between processes: `late-data cluster up` and LATE_DATA_TARGET=cluster or thrift "
         "(docs/cluster.md)"
     )
+
+
+# Spark's message for a table that is not there, with the table's name.
+_MISSING_TABLE = re.compile(r"\[TABLE_OR_VIEW_NOT_FOUND\] The table or view (\S+) cannot be found")
+
+
+def describe_error(error: BaseException) -> str:
+    """What a command's error says to its user, in one line: the project's own errors as they are,
+    a missing table with what builds it, anything else condensed (LATE_DATA_DEBUG=1 or -v prints
+    the traceback too)."""
+    if isinstance(error, (SetupError, DbtInvocationError, ValueError)) and "\n" not in str(error):
+        return str(error)
+    missing = _MISSING_TABLE.search(str(error))
+    if missing:
+        return (
+            f"table {missing.group(1).replace('`', '')} does not exist: build the pipelines first"
+            " (`late-data schedule`, or `dbt build`), or check LATE_DATA_HOME and LATE_DATA_SCHEMA"
+        )
+    return f"{type(error).__name__}: {condense(str(error))} (LATE_DATA_DEBUG=1 prints the traceback)"
