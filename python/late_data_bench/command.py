@@ -17,7 +17,7 @@ from late_data.runtime.environment import TABLE_FORMATS, ProjectEnvironment, pre
 from late_data.runtime.settings import SetupError
 
 if TYPE_CHECKING:
-    from late_data_bench.benchmarks import BenchCell
+    from late_data_bench.cells import BenchCell
 
 
 def add_parser(commands: Any) -> None:
@@ -85,8 +85,8 @@ def memory_gib() -> int:
 
 def parse_cell(text: str) -> BenchCell:
     """A bench cell; the benchmark package is imported only when --cell is given."""
-    from late_data_bench.benchmarks import BENCH_LATENESS
-    from late_data_bench.benchmarks import parse_cell as parse_bench_cell
+    from late_data_bench.cells import BENCH_LATENESS
+    from late_data_bench.cells import parse_cell as parse_bench_cell
 
     try:
         return parse_bench_cell(text)
@@ -157,7 +157,7 @@ def soak_command(
     environment: ProjectEnvironment, cells: tuple[BenchCell, ...] | None, runs: int, out: Path, machine: str
 ) -> int:
     """The soak cell, in this process, with the scheduler's default upkeep, its maintenance keeping the soak's snapshot retention."""
-    from late_data_bench.benchmarks import BenchCell
+    from late_data_bench.cells import BenchCell
     from late_data_bench.soak import SOAK_UPKEEP, run_soak
 
     if cells is not None and len(cells) != 1:

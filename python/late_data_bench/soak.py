@@ -24,7 +24,8 @@ from late_data.runtime.timeutil import format_timestamp
 from late_data.tables import delta_log_files
 from late_data.tables.history import delta_active_files
 from late_data.tables.versions import current_metadata_file
-from late_data_bench.benchmarks import HISTORY, HISTORY_TABLE, MEANS, BenchCell, built_history
+from late_data_bench.benchmarks import built_history
+from late_data_bench.cells import HISTORY, HISTORY_TABLE, MEANS, BenchCell
 
 log = logging.getLogger(__name__)
 

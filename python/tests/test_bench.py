@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from late_data_bench.benchmarks import (
+from late_data_bench.benchmarks import bench_cell
+from late_data_bench.cells import (
     HISTORY_SNAPSHOT,
     OURS,
     PLAIN_DBT_THRIFT_WHOLE_RUN,
@@ -17,10 +18,8 @@ from late_data_bench.benchmarks import (
     BenchResult,
     CellMeasurement,
     RunProfile,
-    bench_cell,
-    plot_lines,
-    write_bench_outputs,
 )
+from late_data_bench.outputs import plot_lines, write_bench_outputs
 from late_data_bench.soak import SOAK_UPKEEP, SoakRun, read_soak_runs, summarize, write_soak_outputs
 
 
