@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup demo test check lint docs sql-docs pytest pytest-cluster mutants cluster-packages bench bench-quick bench-soak bench-soak-delta cluster-up cluster-down cluster-status cluster-demo clean
+.PHONY: setup demo test check lint docs macro-docs sql-docs pytest pytest-cluster mutants cluster-packages bench bench-quick bench-soak bench-soak-delta cluster-up cluster-down cluster-status cluster-demo clean
 
 setup: $(INSTALLED)
 
@@ -73,6 +73,11 @@ docs: setup
 		LATE_DATA_HOME="$$home" LATE_DATA_TABLE_FORMAT=iceberg LATE_DATA_TARGET=iceberg \
 		$(BIN)/dbt docs generate --project-dir . --profiles-dir profiles; \
 		status=$$?; rm -rf "$$home"; exit $$status
+
+# Each folder's _<folder>__macros.yml written from its macros' comments (a macro's doc lives in its
+# comment; make check fails when a yml differs), public macros shown on dbt's docs site, the rest hidden.
+macro-docs: setup
+	$(BIN)/python python/tests/macro_docs.py
 
 # The SQL a scheduled, a rebuild and a reconcile run execute, compiled on an hour of the demo's data
 # in a scratch LATE_DATA_HOME, into docs/sql/. test_scenario_oracle compiles the same nodes on its own

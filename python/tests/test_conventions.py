@@ -10,6 +10,8 @@ from pathlib import Path
 
 import yaml
 
+from tests import macro_docs
+
 PROJECT = Path(__file__).resolve().parents[2]
 PACKAGE_MACROS = PROJECT / "package" / "macros"
 MACRO_DIRS = (PACKAGE_MACROS, PROJECT / "macros")
@@ -56,6 +58,24 @@ def test_every_macro_is_documented_once_in_the_yml_of_its_folder() -> None:
         assert documented[name] == [(PROJECT / file).parent], (
             f"{name}: documented in {documented[name]}, once beside it"
         )
+
+
+def test_each_macros_doc_is_written_once_in_its_comment_and_the_yml_follows() -> None:
+    """The yml of every folder is what `make macro-docs` writes from the macros' comments: a macro's
+    text changes in one place, and only what a project may call shows on dbt's docs site."""
+    stale = [
+        folder.name
+        for folder in macro_docs.folders()
+        if (folder / f"_{folder.name}__macros.yml").read_text() != macro_docs.written_yml(folder)
+    ]
+    assert not stale, f"run `make macro-docs`: the yml of {stale} differs from the macros' comments"
+    shown = {
+        entry["name"]
+        for path in PACKAGE_MACROS.glob("*/_*__macros.yml")
+        for entry in yaml.safe_load(path.read_text())["macros"]
+        if entry.get("docs", {}).get("show", True)
+    }
+    assert shown == macro_docs.PUBLIC
 
 
 # Names the package's macros may call without its namespace: Jinja's, dbt's context and its
