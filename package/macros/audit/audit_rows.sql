@@ -71,7 +71,7 @@
 
 
 {% macro run_kind() %}
-    {{- return('backfill' if late_data.backfill() else ('full_refresh' if flags.FULL_REFRESH else ('reconcile' if late_data.reconcile() else 'scheduled'))) -}}
+    {{- return('backfill' if late_data.backfill() else ('full_refresh' if flags.FULL_REFRESH else ('reconcile' if late_data.is_reconciliation() else 'scheduled'))) -}}
 {% endmacro %}
 
 
@@ -81,7 +81,7 @@
         table commit per invocation. Only commands that build (run, build, snapshot) are recorded.
         What this process knows of the warehouse's relations stays only when every node that ran
         was a late-data write, which creates and drops none. -#}
-    {%- if not execute or flags.WHICH not in ('run', 'build', 'snapshot') or late_data.explain() -%}{{ return('') }}{%- endif -%}
+    {%- if not execute or flags.WHICH not in ('run', 'build', 'snapshot') or late_data.is_explain() -%}{{ return('') }}{%- endif -%}
     {%- set audit_rows = [] -%}
     {%- set relations_changed = [] -%}
     {%- for result in results -%}

@@ -16,7 +16,7 @@
     {%- if nodes or flags.WHICH in ('test', 'build') -%}
         {%- do late_data.prepare_run_audit() -%}
     {%- endif -%}
-    {%- if building and nodes and not late_data.explain() -%}
+    {%- if building and nodes and not late_data.is_explain() -%}
         {%- do late_data.check_run_time_moves_forward(nodes) -%}
     {%- endif -%}
     {{- return('') -}}

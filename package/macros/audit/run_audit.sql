@@ -40,7 +40,7 @@
         and given the columns it lacks (an upgrade keeps the audit's past rows), checked once per
         process (late_data.process_state). -#}
     {%- if not execute -%}{{ return('') }}{%- endif -%}
-    {%- if late_data.explain() -%}{{ return('') }}{%- endif -%}
+    {%- if late_data.is_explain() -%}{{ return('') }}{%- endif -%}
     {%- set state = late_data.process_state() -%}
     {%- if state.get('audit_ready') -%}{{ return('') }}{%- endif -%}
     {%- set audit = late_data.run_audit_relation() -%}

@@ -112,7 +112,7 @@
     {%- do late_data.target_share() -%}
     {%- do late_data.run_time_value() -%}
     {%- do late_data.backfill() -%}
-    {%- do late_data.reconcile() -%}
+    {%- do late_data.is_reconciliation() -%}
     {%- if var('as_of', none) -%}
         {%- do late_data.parse_time(var('as_of'), 'as_of') -%}
     {%- endif -%}

@@ -9,7 +9,7 @@
     {%- else -%}
         {%- set rows = late_data.closed_versions(history, pipeline, plan) -%}
     {%- endif -%}
-    {%- if late_data.explain() -%}
+    {%- if late_data.is_explain() -%}
         {#- Nothing was written to say when the result was read: shown as of the run time. -#}
         {%- do late_data.explain_step('history', closed, rows if rows is not none else late_data.closed_versions(
             history, pipeline, dict(plan, base='timestamp as of ' ~ late_data.run_time()))) -%}
@@ -39,7 +39,7 @@
         window of the result is open, valid from the run that published it (its computed_at). -#}
     {%- set closed = late_data.closed_versions_relation(history) -%}
     {%- set no_versions = late_data.result_versions(late_data.pipeline_relation(pipeline), pipeline, 'false') -%}
-    {%- if late_data.explain() -%}
+    {%- if late_data.is_explain() -%}
         {%- do late_data.explain_step('history', closed, no_versions) -%}
         {{- return('') -}}
     {%- endif -%}

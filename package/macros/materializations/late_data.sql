@@ -30,14 +30,14 @@
         )
         {{ late_data.new_versions(pipeline, 'delivered', version_columns, incremental) }}
     {%- endset -%}
-    {%- if late_data.backfill() and incremental and not late_data.explain() -%}
+    {%- if late_data.backfill() and incremental and not late_data.is_explain() -%}
         {%- do late_data.require_loaded(pipeline, sql) -%}
     {%- endif -%}
-    {%- if pipeline.dimensions and not late_data.explain() and not late_data.backfill() -%}
+    {%- if pipeline.dimensions and not late_data.is_explain() and not late_data.backfill() -%}
         {%- do late_data.apply_dimensions(pipeline, sql, columns) -%}
     {%- endif -%}
     {#- The plan is chosen once this run's arrivals are known: they are loaded first. -#}
-    {%- if late_data.explain() -%}
+    {%- if late_data.is_explain() -%}
         {%- do late_data.explain_step('versions', versions, new_versions) -%}
         {%- if incremental -%}
             {%- do late_data.record_write(versions, {'rows_written': run_query('select count(*) from (' ~ new_versions ~ ')').columns[0].values()[0] | int}) -%}
@@ -52,7 +52,7 @@
     {%- if chain -%}
         {%- do late_data.stage_chain(pipeline, chain, late_data.version_counts(pipeline, plan)) -%}
     {%- endif -%}
-    {%- if late_data.explain() -%}
+    {%- if late_data.is_explain() -%}
         {%- do late_data.explain_step('windows', this, windows) -%}
         {%- do store_raw_result('main', message='OK (explained)', code='OK', rows_affected=0) -%}
         {{- return({'relations': []}) -}}

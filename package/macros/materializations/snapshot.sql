@@ -25,7 +25,7 @@
         {%- do late_data.build_history(history, pipeline) -%}
     {%- endif -%}
     {%- do late_data.write_listing(pipeline) -%}
-    {%- if late_data.explain() -%}
+    {%- if late_data.is_explain() -%}
         {%- do store_raw_result('main', message='OK (explained)', code='OK', rows_affected=0) -%}
     {%- else -%}
         {%- do late_data.ensure_view(late_data.pipeline_relation(pipeline, 'revisions'), late_data.window_revisions(history, pipeline)) -%}
@@ -42,7 +42,7 @@
     {%- set listing = late_data.pipeline_relation(pipeline, 'too_late') -%}
     {%- if listing is none or late_data.backfill() -%}{{ return('') }}{%- endif -%}
     {%- set sql = late_data.listing_query(pipeline) -%}
-    {%- if late_data.explain() -%}
+    {%- if late_data.is_explain() -%}
         {%- do late_data.explain_step('too_late', listing, sql) -%}
     {%- elif late_data.listing_since(pipeline) is none -%}
         {%- do late_data.rebuild_table(listing, sql, pipeline.file_format, statement_name='rebuild_listing') -%}

@@ -1,4 +1,4 @@
-{% macro reconcile() %}
+{% macro is_reconciliation() %}
     {#- Whether this run recomputes its checked windows from the versions and repairs any the
         arrival-driven path got wrong: var `reconcile`, a reconciliation that is due
         (late_data.reconciliation_due), or a previous run that was interrupted
@@ -29,7 +29,7 @@
         `late-data explain`. -#}
     {%- set every = late_data.reconcile_every_seconds() -%}
     {%- if every == 0 or not execute or flags.WHICH not in ('run', 'build') or flags.FULL_REFRESH
-        or late_data.backfill() or late_data.explain() -%}
+        or late_data.backfill() or late_data.is_explain() -%}
         {{- return(false) -}}
     {%- endif -%}
     {%- set run_time = late_data.run_time_value() -%}

@@ -22,7 +22,7 @@
         {%- endif -%}
         {%- if late_data.backfill() -%}
             {%- set mode = {'mode': 'recompute', 'previous_run_time': none, 'repairs': false} -%}
-        {%- elif previous_run_time is none or late_data.reconcile() -%}
+        {%- elif previous_run_time is none or late_data.is_reconciliation() -%}
             {#- A session pipeline's scheduled run recomputes too: there is nothing to repair. -#}
             {%- set mode = {'mode': 'recompute', 'previous_run_time': previous_run_time, 'repairs': previous_run_time is not none and not pipeline.session_gap} -%}
         {%- elif pipeline.session_gap -%}

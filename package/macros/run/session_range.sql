@@ -12,7 +12,7 @@
     {%- set sessions_from = since - late_data.seconds(pipeline.late_window + pipeline.session_gap + late_data.write_delay_seconds()) -%}
     {%- set lower = sessions_from -%}
     {%- set result = late_data.pipeline_relation(pipeline) -%}
-    {%- if execute and not late_data.explain() and late_data.relation_exists(result) -%}
+    {%- if execute and not late_data.is_explain() and late_data.relation_exists(result) -%}
         {%- set earliest = run_query(
             'select min(burst_start) from ' ~ result ~ ' where window_end > ' ~ late_data.timestamp_literal(sessions_from)
         ).columns[0].values()[0] -%}

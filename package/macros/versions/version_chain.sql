@@ -28,7 +28,7 @@
     {#- Stages the version chain `sql` of a pipeline's result as the cached view `chain` for its
         too-late listing (late_data.shared_chain); remembered for the listing and for on-run-end,
         which drops one the listing did not get to. In `late-data explain` its SQL is logged. -#}
-    {%- if late_data.explain() -%}
+    {%- if late_data.is_explain() -%}
         {%- do late_data.explain_step('chain', api.Relation.create(identifier=chain, type='view'), sql) -%}
     {%- else -%}
         {%- do adapter.execute('create global temporary view ' ~ chain.split('.')[-1] ~ ' as ' ~ sql) -%}
@@ -42,7 +42,7 @@
     {#- Drops the version chain staged for the pipeline whose result is `unique_id`
         (late_data.stage_chain), which frees its cached rows, if there is one. -#}
     {%- set chain = late_data.invocation_state().get('chains', {}).pop(unique_id, none) -%}
-    {%- if chain is not none and not late_data.explain() -%}
+    {%- if chain is not none and not late_data.is_explain() -%}
         {%- do late_data.unstage(chain) -%}
     {%- endif -%}
 {% endmacro %}

@@ -164,7 +164,7 @@
         {#- A sliding window starting in range holds event times up to its size after its start. -#}
         {%- set in_range = in_range ~ ' and event_time < ' ~ late_data.timestamp_literal(checked.upper + late_data.seconds(pipeline.window_size - pipeline.window_slide)) -%}
     {%- endif -%}
-    {%- if not execute or late_data.explain() -%}
+    {%- if not execute or late_data.is_explain() -%}
         {{- return(in_range) -}}
     {%- endif -%}
     {%- set earliest_arrival = run_query('select min(ingested_at) from ' ~ versions ~ ' where ' ~ in_range).columns[0].values()[0] -%}

@@ -55,7 +55,7 @@
         {{- return('true') -}}
     {%- endif -%}
     {%- set delay = late_data.seconds(late_data.write_delay_seconds()) -%}
-    {%- if late_data.reconcile() -%}
+    {%- if late_data.is_reconciliation() -%}
         {%- set lower = late_data.checked_range_after(pipeline, last_run_time).lower - delay -%}
         {{- return('(' ~ prefix ~ 'event_time >= ' ~ late_data.timestamp_literal(lower) ~ ' or ' ~ prefix ~ 'ingested_at >= '
             ~ late_data.timestamp_literal(lower) ~ ' or ' ~ unstamped ~ ')') -}}

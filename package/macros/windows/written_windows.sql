@@ -50,7 +50,7 @@
         was not published again, so its history version stays open. -#}
     {%- set result = late_data.pipeline_relation(pipeline) -%}
     {%- set run_time = late_data.run_time() -%}
-    {%- set stored = execute and not late_data.explain() and late_data.relation_exists(result) -%}
+    {%- set stored = execute and not late_data.is_explain() and late_data.relation_exists(result) -%}
     {%- set stored_columns = late_data.known_columns(result) | map(attribute=0) | list if stored else [] -%}
     {%- set compared = [pipeline.count_column, 'is_final', 'computed_at', 'invocation_id'] -%}
     {%- for name, spec in aggregates.checksums.items() if spec.published -%}{%- do compared.append(name) -%}{%- endfor -%}
