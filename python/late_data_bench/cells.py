@@ -16,139 +16,73 @@ BENCH_LATENESS: dict[str, dict[str, Any]] = {
     # About 1 % of readings late, long-tailed.
     "sparse": {"late_share": 0.01, "lateness": "long_tail"},
 }
-
-
 # Four ways to keep water_level_window_means right, then this project's whole scheduled run and
 # its history snapshot's share of it.
 OURS = "late_data"
-
-
 STRATEGIES = (OURS, "microbatch", "full_refresh", "floor")
-
-
 WHOLE_RUN = "whole_run"
-
-
 # The same whole run with dbt on the `thrift` target (`late-data bench --thrift`, cluster up).
 THRIFT_WHOLE_RUN = "thrift_whole_run"
-
-
 # The same whole run as plain dbt from cron: `dbt build` in a process of its own each time, which
 # starts a JVM (on the embedded target) and reuses dbt's partial parse (the warm scheduler pays both
 # once); and on the `thrift` target, where the Thrift Server's JVM is already warm.
 PLAIN_DBT_WHOLE_RUN = "plain_dbt_whole_run"
-
-
 PLAIN_DBT_THRIFT_WHOLE_RUN = "plain_dbt_thrift_whole_run"
-
-
 THRIFT_STRATEGIES = (THRIFT_WHOLE_RUN, PLAIN_DBT_THRIFT_WHOLE_RUN)
-
-
 HISTORY_SNAPSHOT = "history_snapshot"
-
-
 # The product's window size, 10-minute partitions; the late window is the cell's.
 BENCH_VARS = {"window_size_seconds": 60, "partition_size_seconds": 600, "late_data_bench": True}
-
-
 MEANS = "water_level_window_means"
-
-
 HISTORY = "water_level_window_means_history"
-
-
 HISTORY_TABLE = f"{HISTORY}__closed"  # a history is a view of its closed versions and the result
-
-
 MICROBATCH = "water_level_window_means_microbatch"
-
-
 FLOOR = "bench_floor_window_means"
-
-
 # Measures no checksum updates, on the same readings: percentiles (this project against microbatch
 # computing the same ones) and a min and max (this project), each a pipeline of the bench's own.
 PERCENTILES = "bench_water_level_percentiles"
-
-
 PERCENTILES_MICROBATCH = "bench_water_level_percentiles_microbatch"
-
-
 EXTREMES = "bench_water_level_extremes"
-
-
 OURS_PERCENTILES, MICROBATCH_PERCENTILES, OURS_EXTREMES = (
     "late_data_percentiles",
     "microbatch_percentiles",
     "late_data_extremes",
 )
-
-
 MEASURE_STRATEGIES = (OURS_PERCENTILES, MICROBATCH_PERCENTILES, OURS_EXTREMES)
-
-
 MEASURE_TABLES = {
     OURS_PERCENTILES: PERCENTILES,
     MICROBATCH_PERCENTILES: PERCENTILES_MICROBATCH,
     OURS_EXTREMES: EXTREMES,
 }
-
-
 # The cells that measure them besides the means: at a 1 h late window, and at 24 h, where microbatch
 # recomputes every hourly batch of the late window.
 MEASURE_CELLS = {(1_000, 2.0, "sparse", 1.0), (100, 25.0, "sparse", 24.0)}
-
-
 # Long windows: distinct water levels per location and day with a 48-hour late window, this project
 # against microbatch recomputing the daily batches of the late window; measured instead of the means.
 DAILY = "bench_daily_distinct_levels"
-
-
 DAILY_MICROBATCH = "bench_daily_distinct_levels_microbatch"
-
-
 OURS_DAILY, MICROBATCH_DAILY = "late_data_daily_distinct", "microbatch_daily_distinct"
-
-
 DAILY_CELLS = {(100, 74.0, "sparse", 48.0)}
-
-
 # Sessions: each location's water levels in sessions with a 2-minute gap, on readings sent in spells
 # (20 minutes on, 20 off, each location its own phase); this project against microbatch recomputing
 # the sessions that can still change and against the same model over every batch since the start.
 SESSIONS = "bench_water_level_sessions"
-
-
 SESSIONS_MICROBATCH = "bench_water_level_sessions_microbatch"
-
-
 SESSION_GAP_SECONDS = 120  # as bench_water_level_sessions sets it
-
-
 OURS_SESSIONS, MICROBATCH_SESSIONS, FULL_REFRESH_SESSIONS = (
     "late_data_sessions",
     "microbatch_sessions",
     "full_refresh_sessions",
 )
-
-
 # The issue's cells (1,000 series, 1 h late window), and a 24 h late window, where microbatch
 # recomputes every hourly batch of a day.
 SESSION_CELLS = {(1_000, 3.0, "sparse", 1.0), (1_000, 3.0, "heavy", 1.0), (100, 26.0, "sparse", 24.0)}
-
-
 SESSION_ACTIVITY: dict[str, Any] = {"active_seconds": 1200, "idle_seconds": 1200}
-
-
 # Heavy lateness for sessions is one reading in ten sent late again (uniformly within the late window):
 # at the means' one in one, late readings fill every idle spell and each location is one endless session.
 SESSION_LATENESS: dict[str, dict[str, Any]] = {
     "heavy": {"late_share": 0.1, "lateness": "uniform"},
     "sparse": BENCH_LATENESS["sparse"],
 }
-
-
 # The generator appends about this many rows per call while building a cell's history.
 GENERATED_ROWS_PER_CHUNK = 20_000_000
 
@@ -220,7 +154,6 @@ class CellMeasurement:
 # the percentile and min/max pipelines (the daily cell reports its own).
 PROFILED = (OURS, WHOLE_RUN, OURS_PERCENTILES, OURS_EXTREMES)
 
-
 FULL_MATRIX = (
     *(BenchCell(locations, 2, lateness) for locations in (100, 1_000, 10_000) for lateness in ("heavy", "sparse")),
     BenchCell(1_000, 25, "heavy", late_window_hours=24),
@@ -236,11 +169,7 @@ FULL_MATRIX = (
     # 90 million raw rows: one timed run of each strategy, no full refresh (it takes tens of minutes).
     BenchCell(100_000, 1.25, "heavy", runs=1),
 )
-
-
 QUICK_MATRIX = (BenchCell(20, 2.1, "heavy"), BenchCell(20, 2.1, "sparse"))
-
-
 # Where plain dbt's whole run is measured beside the warm scheduler's (each run a new process).
 PLAIN_DBT_CELLS = {(100, 2.0, "heavy", 1.0), (1_000, 2.0, "heavy", 1.0), (1_000, 2.0, "sparse", 1.0)}
 

@@ -112,8 +112,6 @@ DAILY_COMPARISON = _PeerComparison(
     batch=timedelta(days=1),
     lookback=lambda cell: timedelta(seconds=cell.late_window_seconds) + timedelta(days=1),
 )
-
-
 SESSIONS_COMPARISON = _PeerComparison(
     ours=SESSIONS,
     ours_strategy=OURS_SESSIONS,

@@ -9,8 +9,6 @@ from late_data.commands.init_spec import PipelineSpec
 from late_data.runtime.environment import CHECKOUT
 
 INIT_MARK = "written by `late-data init`"
-
-
 REPOSITORY_PACKAGE = CHECKOUT / "package"
 
 

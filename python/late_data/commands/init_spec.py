@@ -10,8 +10,6 @@ from pathlib import Path
 from late_data.runtime.settings import SetupError
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
 MEASURE_KINDS = ("count", "sum", "mean", "min", "max", "count_distinct", "median")
 
 

@@ -18,15 +18,9 @@ from late_data.tables import versions as table_versions
 from late_data.tables.versions import as_moment, timestamp_literal
 
 NAMED_VERSIONS = "late_data_named_versions"
-
-
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
-
-
 # Journal states: a command that died in one of them left work that must be finished first.
 UNFINISHED = ("publishing", "rolling_back")
-
-
 AUDIT = "late_data_run_audit"
 
 

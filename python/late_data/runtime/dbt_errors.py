@@ -110,12 +110,8 @@ _NOT_THE_ERROR = re.compile(
     r"^(Runtime Error|Compilation Error|Database Error|Parsing Error)( in .*)?$|^An error occurred while calling"
     r"|^at |^\.\.\. \d+ more|^Suppressed:|^Driver stacktrace"
 )
-
-
 # A Java exception's package, dropped from its class name (org.apache.spark.sql.AnalysisException).
 _JAVA_PACKAGE = re.compile(r"\b(?:[a-z][a-z0-9_]*\.)+(?=[A-Z]\w*(?:Exception|Error)\b)")
-
-
 ERROR_LENGTH = 400
 
 

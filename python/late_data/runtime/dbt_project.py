@@ -24,24 +24,14 @@ log = logging.getLogger(__name__)
 
 # This repository's profiles.yml, whose targets take their schema from LATE_DATA_SCHEMA (default analytics).
 OWN_PROFILES = CHECKOUT / "profiles"
-
-
 # Vars that change per run and are only read at execution time, so a parsed manifest stays valid.
 RUN_VARS = frozenset({"run_time", "backfill", "as_of", "reconcile", "late_data_explain"})
-
-
 # Environment settings that dbt reads while parsing (profiles.yml, dbt_project.yml).
 PARSE_SETTINGS = ("LATE_DATA_", "DELTA_JARS", "DBT_")
-
-
 # Where the macros keep what they know of the warehouse across invocations (macros/late_data/state).
 PROCESS_STATE = "late_data_process_state"
-
-
 # The temporary views late_data.stage caches a late-data write's rows in: <model>__staged_<12 hex>.
 STAGED_VIEW = re.compile(r"__staged_[0-9a-f]{12}$")
-
-
 # The dbt commands that take --target-path (dbt deps does not).
 TARGET_PATH_COMMANDS = frozenset(
     {"build", "compile", "list", "ls", "parse", "run", "run-operation", "seed", "show", "snapshot", "test"}
@@ -60,8 +50,6 @@ class Invocation:
 
 # The prefixes under which late_data.describe_pipelines logs each pipeline and the target.
 DESCRIBED = "late-data pipeline "
-
-
 TARGET = "late-data target "
 
 

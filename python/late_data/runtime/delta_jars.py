@@ -16,17 +16,9 @@ from late_data.runtime.settings import SetupError
 # PySpark 3.5 is built for Scala 2.12. The profile's Maven coordinate takes the version from
 # LATE_DATA_DELTA_VERSION, which prepare_environment sets from the installed package.
 DELTA_PACKAGE = "delta-spark"
-
-
 DELTA_SCALA = "2.12"
-
-
 DELTA_SPARK_JAR = re.compile(r"^delta-spark_(?P<scala>\d+\.\d+)-(?P<version>\d[^/]*)\.jar$")
-
-
 DELTA_STORAGE_JAR = re.compile(r"^delta-storage-(?P<version>\d[^/]*)\.jar$")
-
-
 # Since Spark 3.5.6 (apache/spark#50739) REPLACE TABLE AS SELECT runs as truncate-and-overwrite,
 # which Delta's staged table declares only from 3.3.3 (delta-io/delta#4919): with an older Delta,
 # dbt-spark's first build of every incremental model fails ("does not support truncate in batch mode").

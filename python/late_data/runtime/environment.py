@@ -20,14 +20,8 @@ from late_data.runtime.settings import (
 )
 
 ICEBERG_JAR_PACKAGE = "snowpark_connect_deps_iceberg"
-
-
 ICEBERG_JAR_NAME = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
-
-
 TABLE_FORMATS = ("iceberg", "delta")
-
-
 # This repository's checkout: the demo project, its profiles and the package.
 CHECKOUT = Path(__file__).resolve().parents[3]
 
@@ -36,11 +30,7 @@ CHECKOUT = Path(__file__).resolve().parents[3]
 # `cluster` (session method on the standalone master) and `thrift` (a Spark Thrift Server) share
 # one catalog, the Hive metastore service of `late-data cluster up`, and are Iceberg only.
 EMBEDDED_TARGETS = TABLE_FORMATS
-
-
 SHARED_CATALOG_TARGETS = ("cluster", "thrift")
-
-
 TARGETS = EMBEDDED_TARGETS + SHARED_CATALOG_TARGETS
 
 

@@ -19,39 +19,21 @@ PORT_SETTINGS = {
     "LATE_DATA_SPARK_UI_PORT": 18080,
     "LATE_DATA_THRIFT_PORT": 10015,
 }
-
-
 URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-
-
 # Names that reach SQL unquoted (schemas) and values that reach Spark settings or command lines.
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
 HOST_NAME = re.compile(
     r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
 )
-
-
 USER_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}$")
-
-
 MEMORY = re.compile(r"^[1-9][0-9]*[kKmMgGtT]?$")
-
-
 # A path or URI ends up in Spark settings unescaped: the warehouse directory, the comma-separated
 # spark.jars and the space-separated spark.driver.extraJavaOptions (LATE_DATA_HOME).
 UNSAFE_IN_LOCATION = re.compile(r"[\s'\"`\\,;]")
-
-
 # Free-form settings copied into Spark settings (master URLs, the metastore URI); commas separate
 # several masters or metastores.
 UNSAFE_IN_SETTING = re.compile(r"[\s'\"`\\;]")
-
-
 LOG_LEVELS = ("ALL", "DEBUG", "ERROR", "FATAL", "INFO", "OFF", "TRACE", "WARN")
-
-
 # The Thrift Server's hive.server2.authentication modes (server and `thrift` clients); NONE takes any
 # user name and no password.
 THRIFT_AUTH_MODES = ("NONE", "LDAP", "KERBEROS", "CUSTOM")

@@ -51,8 +51,6 @@ class DataFile:
 # Parsed commit files by (log file, identity): commit files never change once written, and the
 # identity tells a re-created table's file from the old one of the same name.
 _ACTIONS: dict[tuple[str, tuple[Any, ...]], list[dict[str, Any]]] = {}
-
-
 _ACTIONS_KEPT = 20_000
 
 

@@ -15,8 +15,6 @@ COMMIT_FILE = re.compile(r"^(\d{20})\.json$")
 
 # Classic checkpoints: one file, or parts `<version>.checkpoint.<part>.<parts>.parquet`.
 CHECKPOINT_FILE = re.compile(r"^(\d{20})\.checkpoint(?:\.(\d{10})\.(\d{10}))?\.parquet$")
-
-
 # V2 checkpoints (`<version>.checkpoint.<uuid>.json|parquet`, with sidecar files) are not read.
 V2_CHECKPOINT_FILE = re.compile(r"^(\d{20})\.checkpoint\.[0-9a-fA-F-]{36}\.(json|parquet)$")
 
