@@ -6,6 +6,7 @@ imports the benchmark (late_data_bench finds its way in through an entry point).
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -38,6 +39,8 @@ def imported(path: Path, known: set[str]) -> set[str]:
     return {name for name in found if name.split(".")[0] in ("late_data", "late_data_bench")}
 
 
+# Read once for the three tests: parsing every module is most of their time.
+@functools.cache
 def imports_graph() -> dict[str, set[str]]:
     found = {**modules(PACKAGE), **modules(PYTHON / "late_data_bench")}
     return {name: imported(path, set(found)) - {name} for name, path in found.items()}
