@@ -198,7 +198,16 @@ def schedule_command(args: argparse.Namespace) -> int:
             project, feed or (lambda start, end: None), args.origin, args.end, interval, offset, upkeep=upkeep
         )
     else:
-        run_real_clock(project, interval, offset, args.runs, feed, args.origin, upkeep=upkeep)
+        run_real_clock(
+            project,
+            interval,
+            offset,
+            args.runs,
+            feed,
+            args.origin,
+            upkeep=upkeep,
+            on_report=lambda report: print(report.line(), flush=True),
+        )
     return 0
 
 
@@ -310,7 +319,11 @@ def check_command(args: argparse.Namespace) -> int:
     project = open_project()
     pipelines = pipelines_with_sources(project, args.pipeline)
     require_built(project)
-    checks = [check_pipeline(project, pipeline, args.run_time) for pipeline in pipelines]
+    checks = []
+    for pipeline in pipelines:
+        checks.append(check_pipeline(project, pipeline, args.run_time))
+        for line in checks[-1].lines:
+            print(line)
     windows = sum(check.windows.windows_checked for check in checks)
     mismatched = sum(check.mismatched for check in checks)
     listed = [check.too_late for check in checks if check.too_late is not None]
@@ -365,10 +378,11 @@ def status_command(args: argparse.Namespace) -> int:
 def demo_command(args: argparse.Namespace) -> int:
     from late_data.demo.demo import run_demo
 
-    mismatched = run_demo(
+    summary = run_demo(
         open_project(writer="demo"), args.hours, timedelta(seconds=args.interval), timedelta(seconds=args.offset)
     )
-    return 1 if mismatched else 0
+    print("\n".join(summary.lines))
+    return 1 if summary.mismatched else 0
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {

@@ -1,7 +1,8 @@
 """The Python side's layout holds (no Spark): each subpackage of late_data imports only itself and the
 packages its `__init__.py` names under "May import:", no module imports another that imports it
 back (directly or around a longer circle, imports inside functions included), and late_data never
-imports the benchmark (late_data_bench finds its way in through an entry point)."""
+imports the benchmark (late_data_bench finds its way in through an entry point); and only the command
+line prints."""
 
 from __future__ import annotations
 
@@ -109,3 +110,16 @@ def test_no_module_imports_itself_back() -> None:
     for start in sorted(graph):
         walk(start, [start])
     assert not circles, "\n".join(" -> ".join(circle) for circle in circles)
+
+
+def test_only_the_command_line_prints() -> None:
+    """The commands return what they found (a result with its lines) and the command line prints it,
+    so a command's work can be called and read from Python without capturing its output."""
+    printing = sorted(
+        f"{path.relative_to(PYTHON)}:{node.lineno}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != PACKAGE / "cli.py"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
+    )
+    assert not printing, "\n".join(printing)

@@ -22,10 +22,12 @@ from late_data.runtime.timeutil import format_timestamp
 class PipelineCheck:
     """What a check of one pipeline found: its windows, and its too-late listing (None when the
     listing was not compared: the pipeline has none, an earlier run was checked, or the listing's
-    history snapshot has not run since the result's last run)."""
+    history snapshot has not run since the result's last run); and what `late-data check` prints of
+    it, line by line."""
 
     windows: Comparison
     too_late: Comparison | None
+    lines: tuple[str, ...] = ()
 
     @property
     def mismatched(self) -> int:
@@ -36,6 +38,7 @@ def check_pipeline(project: DbtProject, pipeline: Pipeline, run_time: datetime |
     """One pipeline against its oracle as of its last run at or before `run_time`: the result table
     holds its last run; an earlier one is read from its history, as that run left it. As of the
     last run, its too-late listing is compared entry for entry too."""
+    lines: list[str] = []
     model = pipeline.table
     run = published_run(project, model, run_time)
     if run.at is None:
@@ -44,7 +47,7 @@ def check_pipeline(project: DbtProject, pipeline: Pipeline, run_time: datetime |
             + (f": its first run is later; its last is at {format_timestamp(run.latest)}" if run.latest else "")
         )
     if run_time is not None and run.at != run_time:
-        print(
+        lines.append(
             f"check: {pipeline.name}: no run at {format_timestamp(run_time)}; checking the last one before it, at {run.at}"
         )
     if run.at == run.latest:
@@ -59,14 +62,14 @@ def check_pipeline(project: DbtProject, pipeline: Pipeline, run_time: datetime |
         raise SetupError(f"{pipeline.name} has no history snapshot: only its last run ({run.latest}) can be checked")
     delivered = delivered_versions(project, pipeline, run.at)
     windows = compare_windows(windows_of(pipeline, delivered, run.at), stored, pipeline)
-    print(f"check: {pipeline.name}: {windows.windows_checked} windows checked, {windows.mismatched} mismatched")
+    lines.append(f"check: {pipeline.name}: {windows.windows_checked} windows checked, {windows.mismatched} mismatched")
     for example in windows.examples[:3]:
-        print(f"  mismatched: {example.asDict()}")
+        lines.append(f"  mismatched: {example.asDict()}")
     too_late = None
     if pipeline.too_late is not None and run.at == run.latest:
         listed_at = published_run(project, pipeline.too_late.split(".")[-1], None).latest
         if listed_at != run.at:
-            print(
+            lines.append(
                 f"check: {pipeline.name}: too-late listing not compared: last written at"
                 f" {format_timestamp(listed_at) if listed_at else 'no run'}, the result at {format_timestamp(run.at)}"
                 " (its history snapshot has not run since)"
@@ -75,13 +78,13 @@ def check_pipeline(project: DbtProject, pipeline: Pipeline, run_time: datetime |
             too_late = compare_too_late(
                 expected_too_late(pipeline, delivered, run.at), project.spark.table(pipeline.too_late), pipeline
             )
-            print(
+            lines.append(
                 f"check: {pipeline.name}: too-late listing: {too_late.windows_checked} entries checked,"
                 f" {too_late.mismatched} mismatched"
             )
             for example in too_late.examples[:3]:
-                print(f"  mismatched: {example.asDict()}")
-    return PipelineCheck(windows, too_late)
+                lines.append(f"  mismatched: {example.asDict()}")
+    return PipelineCheck(windows, too_late, tuple(lines))
 
 
 def delivered_versions(project: DbtProject, pipeline: Pipeline, run_time: datetime) -> Any:

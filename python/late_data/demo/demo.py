@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from late_data.commands.check import check_pipeline
@@ -31,8 +32,16 @@ DEMO_PAGES = PageScenario(pages=20, late_share=0.2, lateness="long_tail", too_la
 DEMO_UPKEEP = Upkeep(reconcile_every=4)
 
 
-def run_demo(project: DbtProject, hours: float, interval: timedelta, offset: timedelta) -> int:
-    """Returns the number of mismatched windows (0 when every window is right)."""
+@dataclass(frozen=True)
+class DemoSummary:
+    """What the demo found: its mismatched windows and entries (0 when all are right), and what `make
+    demo` prints of it, line by line."""
+
+    mismatched: int
+    lines: tuple[str, ...]
+
+
+def run_demo(project: DbtProject, hours: float, interval: timedelta, offset: timedelta) -> DemoSummary:
     project.reset_warehouse()
     tables = ensure_raw_tables(project.spark, project.raw_schema(), project.environment.table_format)
     end = DEMO_ORIGIN + timedelta(hours=hours)
@@ -49,30 +58,27 @@ def run_demo(project: DbtProject, hours: float, interval: timedelta, offset: tim
     )
     reconciliations = len(reports) // DEMO_UPKEEP.reconcile_every
     repaired = sum(report.windows_repaired for report in reports)
-    print(f"reconciliation: {reconciliations} runs, {repaired} windows repaired", flush=True)
     quarantined = read_status(project).quarantine
-    print(
-        f"quarantine: {sum(row['versions'] for row in quarantined)} row versions counted toward no window ("
-        + ", ".join(f"{row['versions']} {row['quarantine_reason']}" for row in quarantined)
-        + ")",
-        flush=True,
-    )
-    print_revision_summary(project)
     report = write_report(
         project.spark, project.target_schema(), project.environment.home / "report" / "late_data_report.html"
     )
-    print(f"report: {report}", flush=True)
     windows = sum(check.windows.windows_checked for check in checks)
     entries = sum(check.too_late.windows_checked for check in checks if check.too_late is not None)
     mismatched = sum(check.mismatched for check in checks)
-    print(
+    lines = (
+        *(line for check in checks for line in check.lines),
+        f"reconciliation: {reconciliations} runs, {repaired} windows repaired",
+        f"quarantine: {sum(row['versions'] for row in quarantined)} row versions counted toward no window ("
+        + ", ".join(f"{row['versions']} {row['quarantine_reason']}" for row in quarantined)
+        + ")",
+        revision_summary(project),
+        f"report: {report}",
         f"demo: {len(reports)} runs, {windows} windows and {entries} too-late entries checked, {mismatched} mismatched",
-        flush=True,
     )
-    return mismatched
+    return DemoSummary(mismatched, lines)
 
 
-def print_revision_summary(project: DbtProject) -> None:
+def revision_summary(project: DbtProject) -> str:
     """How often published numbers moved, and the largest move from first publication to final."""
     revisions = f"{project.target_schema()}.water_level_window_revisions"
     summary = project.spark.sql(
@@ -96,10 +102,9 @@ def print_revision_summary(project: DbtProject) -> None:
         """
     ).first()
     largest = summary["largest"]
-    print(
+    return (
         f"revisions: {summary['revised_windows']} of {summary['windows']} windows revised after first publication;"
         f" largest provisional-to-final change {largest['first_final'] - largest['first_published']:+.4f}"
         f" ({largest['location']}, window {largest['window_start']}:"
-        f" {largest['first_published']:.4f} -> {largest['first_final']:.4f})",
-        flush=True,
+        f" {largest['first_published']:.4f} -> {largest['first_final']:.4f})"
     )

@@ -266,11 +266,13 @@ def run_real_clock(
     feed: Feed | None = None,
     fed_from: datetime | None = None,
     upkeep: Upkeep = Upkeep(),
+    on_report: Callable[[RunReport], None] = lambda report: None,
 ) -> list[RunReport]:
     """Every `interval`, `offset` after the boundary (e.g. 10 s after each minute), run at now (UTC);
     before each run, `feed` appends what arrived since the previous one (first: since `fed_from`,
     or since what an earlier process fed, status.fed_until). A run that did not finish
-    (status.resume_point) is run again first, at its own run time."""
+    (status.resume_point) is run again first, at its own run time. `on_report` is given each run's
+    report as it ends (the command prints it: this schedule may never end)."""
     reports: list[RunReport] = []
     resume = resume_point(project)
     fed_until_then = fed_from
@@ -283,7 +285,7 @@ def run_real_clock(
             format_timestamp(resume.retry),
         )
         report = upkeep.run(project, resume.retry, scheduled_selection(project, first_run=True), 1)
-        print(report.line(), flush=True)
+        on_report(report)
         reports.append(report)
     while runs is None or len(reports) < runs:
         now = datetime.now(UTC).replace(tzinfo=None)
@@ -293,6 +295,6 @@ def run_real_clock(
             feed(fed_until_then or run_time, run_time)
             fed_until_then = run_time
         report = upkeep.run(project, run_time, scheduled_selection(project, first_run=not reports), len(reports) + 1)
-        print(report.line(), flush=True)
+        on_report(report)
         reports.append(report)
     return reports
