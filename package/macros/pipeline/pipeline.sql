@@ -19,10 +19,7 @@
     {%- set session_gap, max_session = late_data.pipeline_sessions(node, meta) -%}
     {%- set measures = late_data.parse_measures(node, meta.get('measures')) -%}
     {%- set series_key = late_data.identifier_list(meta.get('series_key'), named ~ ': series_key') -%}
-    {%- set inputs = [] -%}
-    {%- for measure in measures if measure.column and measure.column not in inputs -%}
-        {%- do inputs.append(measure.column) -%}
-    {%- endfor -%}
+    {%- set inputs = measures | selectattr('column') | map(attribute='column') | unique | list -%}
     {%- set source_column = meta.get('source_column') -%}
     {%- set dimensions = late_data.pipeline_dimensions(node, meta) -%}
     {#- The tables the facts come from: what a dimension reads is no source of versions. -#}
@@ -41,6 +38,7 @@
         'window_slide': session_gap or window_slide,
         'session_gap': session_gap,
         'max_session': max_session,
+        'state_columns': ['burst_start'] if session_gap else [],
         'partition_size': partition_size,
         'series_buckets': late_data.pipeline_number(node, meta, 'series_buckets', 1),
         'late_window': late_windows.values() | max,
@@ -91,34 +89,6 @@
         ) -%}
     {%- endif -%}
     {{- return((window_size, window_slide, partition_size)) -}}
-{% endmacro %}
-
-
-{% macro pipeline_sessions(node, meta) %}
-    {#- (session gap, maximum session length) of a pipeline, both none unless it sets
-        session_gap_seconds: then its windows are sessions (docs/your-own-pipeline.md, "Sessions"),
-        which window_size_seconds and window_slide_seconds cannot be set beside. -#}
-    {%- if 'session_gap_seconds' not in meta -%}
-        {%- if 'max_session_seconds' in meta -%}
-            {%- do exceptions.raise_compiler_error(
-                "meta.late_data.max_session_seconds of model " ~ node.name ~ " needs session_gap_seconds: it cuts session windows"
-            ) -%}
-        {%- endif -%}
-        {{- return((none, none)) -}}
-    {%- endif -%}
-    {%- set clashing = ['window_size_seconds', 'window_slide_seconds'] | select('in', meta) | list -%}
-    {%- if clashing -%}
-        {%- do exceptions.raise_compiler_error(
-            "meta.late_data of model " ~ node.name ~ ": session_gap_seconds and " ~ clashing | join(' and ')
-            ~ " cannot be set together: a session's bounds come from its events, not from a window size"
-        ) -%}
-    {%- endif -%}
-    {%- set gap = late_data.whole_number(meta['session_gap_seconds'], 'meta.late_data.session_gap_seconds of model ' ~ node.name, 1) -%}
-    {%- set longest = none -%}
-    {%- if meta.get('max_session_seconds') is not none -%}
-        {%- set longest = late_data.whole_number(meta['max_session_seconds'], 'meta.late_data.max_session_seconds of model ' ~ node.name, 1) -%}
-    {%- endif -%}
-    {{- return((gap, longest)) -}}
 {% endmacro %}
 
 

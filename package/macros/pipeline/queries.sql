@@ -67,9 +67,9 @@
         {{ name }},
         {%- endfor %}
         {{ pipeline.digest }},
-        {%- if pipeline.session_gap %}
-        burst_start,
-        {%- endif %}
+        {%- for column in pipeline.state_columns %}
+        {{ column }},
+        {%- endfor %}
         computed_at,
         invocation_id,
         written_at,
@@ -81,20 +81,15 @@
 
 {% macro window_bounds(pipeline) %}
     {#- The first columns of a result row (each followed by a comma): window_start, window_end and
-        the series key; a session's end is its last event + the gap (its final_at minus the late
-        window), and session_seconds is from its first event to its last. #}
+        the series key (sessions: late_data.session_bounds). #}
+    {%- if pipeline.session_gap -%}
+        {{- return(late_data.session_bounds(pipeline)) -}}
+    {%- endif %}
         window_start,
-        {%- if pipeline.session_gap %}
-        {{ late_data.add_seconds('final_at', -pipeline.late_window) }} as window_end,
-        {%- else %}
         {{ late_data.add_seconds('window_start', pipeline.window_size) }} as window_end,
-        {%- endif %}
         {%- for column in pipeline.series_key %}
         {{ column }},
         {%- endfor %}
-        {%- if pipeline.session_gap %}
-        (unix_micros(final_at) - unix_micros(window_start)) / 1000000 - {{ pipeline.late_window + pipeline.session_gap }} as session_seconds,
-        {%- endif %}
 {%- endmacro %}
 
 

@@ -22,13 +22,13 @@
         {%- endif -%}
         {%- if late_data.backfill() -%}
             {%- set mode = {'mode': 'recompute', 'previous_run_time': none, 'repairs': false} -%}
-        {%- elif previous_run_time is none or late_data.is_reconciliation() -%}
-            {#- A session pipeline's scheduled run recomputes too: there is nothing to repair. -#}
-            {%- set mode = {'mode': 'recompute', 'previous_run_time': previous_run_time, 'repairs': previous_run_time is not none and not pipeline.session_gap} -%}
         {%- elif pipeline.session_gap -%}
             {#- Sessions are recomputed from the versions of every session that can still change
-                (late_data.checked_range_after), and compared with what is stored. -#}
+                (late_data.checked_range_after), and compared with what is stored, on every run: a
+                reconciliation has nothing to repair. -#}
             {%- set mode = {'mode': 'recompute', 'previous_run_time': previous_run_time, 'repairs': false} -%}
+        {%- elif previous_run_time is none or late_data.is_reconciliation() -%}
+            {%- set mode = {'mode': 'recompute', 'previous_run_time': previous_run_time, 'repairs': previous_run_time is not none} -%}
         {%- else -%}
             {%- set mode = {'mode': 'delta', 'previous_run_time': previous_run_time, 'repairs': false} -%}
         {%- endif -%}

@@ -42,6 +42,8 @@
     {{- late_data.rebuilt_windows(window_checksums, pipeline, aggregates) }}
     {%- elif plan.mode == 'delta' %}
     {{- late_data.updated_windows(window_checksums, pipeline, aggregates, plan) }}
+    {%- elif pipeline.session_gap %}
+    {{- late_data.compared_sessions(window_checksums, pipeline, aggregates, plan) }}
     {%- else %}
     {{- late_data.compared_windows(window_checksums, pipeline, aggregates, plan) }}
     {%- endif %}
@@ -171,7 +173,8 @@
 
 
 {% macro compared_windows(window_checksums, pipeline, aggregates, plan) %}
-    {#- The recomputing path of late_data.windows_to_write: the checked range recomputed and compared
+    {#- The recomputing path of late_data.windows_to_write for fixed windows (sessions:
+        late_data.compared_sessions): the checked range recomputed and compared
         with what is stored; on a reconciliation, also with what the arrival-driven path would
         have stored, to count the windows repaired. -#}
     {%- set result = late_data.pipeline_relation(pipeline) -%}
@@ -186,9 +189,6 @@
         select *
         from {{ window_checksums }}
         where {{ late_data.range_predicate(checked) }}
-        {%- if pipeline.session_gap %}
-            {{- late_data.kept_sessions(pipeline, aggregates, checked) }}
-        {%- endif %}
 
     ),
 
@@ -205,7 +205,7 @@
         select
             {{- late_data.window_identity(key_columns, 'fresh') }}
             {{- late_data.fresh_columns(aggregates, repairs) }}
-            {{- late_data.stored_columns(aggregates, sessions=pipeline.session_gap) }}
+            {{- late_data.stored_columns(aggregates) }}
         from stored_windows as stored
         full outer join fresh_windows as fresh
             on {{ late_data.same_keys(key_columns, 'fresh') }}
@@ -217,8 +217,7 @@
 
         select
             *,
-            max(not {{ late_data.same_aggregates(aggregates) }}
-                {%- if pipeline.session_gap %} or not (final_at <=> stored_final_at and burst_start <=> stored_burst_start){% endif %})
+            max(not {{ late_data.same_aggregates(aggregates) }})
                 over (partition by partition_start, series_bucket) as is_partition_changed
         from compared_windows
 

@@ -1,20 +1,3 @@
-{% macro kept_sessions(pipeline, aggregates, checked) %}
-    {#- The end of the fresh windows' where clause on a session pipeline, and the stored sessions
-        kept: a session ending by checked.sessions_from is as stored (what the run read of it may
-        be partial, late_data.session_range), so those are taken from the result instead. -#}
-    {%- set kept_until = late_data.timestamp_literal(checked.sessions_from + late_data.seconds(pipeline.late_window)) %}
-            and final_at > {{ kept_until }}
-
-        union all
-
-        select
-            {{ (late_data.key_columns(pipeline) + ['final_at', 'partition_start', 'series_bucket', 'burst_start']
-                + aggregates.checksums.keys() | list + aggregates.recomputed.keys() | list) | join(', ') }}
-        from {{ late_data.pipeline_relation(pipeline) }}
-        where {{ late_data.range_predicate(checked) }} and final_at <= {{ kept_until }}
-{%- endmacro %}
-
-
 {% macro fresh_columns(aggregates, repairs) %}
     {#- The recomputed aggregates of a window in a full outer join of `stored` with `fresh` (0 and
         null where fresh has no row), and with `repairs` whether the reconciliation repairs it. -#}
@@ -82,7 +65,7 @@
 {%- endmacro %}
 
 
-{% macro written_windows(updated_windows, pipeline, aggregates, repaired=false, plan_mode='recompute') %}
+{% macro written_windows(updated_windows, pipeline, aggregates, repaired=false, plan_mode='recompute', bounds_changed='') %}
     {#- The final select of an incremental late_data.windows_to_write: `updated_windows` (new
         aggregates next to the stored_* ones) with status, window_change, computed_at and
         invocation_id. A negative count means the stored checksums drifted from the versions:
@@ -93,7 +76,7 @@
     {%- set published = {'checksums': {}, 'recomputed': aggregates.recomputed} -%}
     {%- for name, spec in aggregates.checksums.items() if spec.published -%}{%- do published.checksums.update({name: spec}) -%}{%- endfor %}
     select
-        {%- for column in key_columns + ['final_at', 'partition_start', 'series_bucket'] + (['burst_start'] if pipeline.session_gap else []) %}
+        {%- for column in key_columns + ['final_at', 'partition_start', 'series_bucket'] + pipeline.state_columns %}
         {{ column }},
         {%- endfor %}
         if(
@@ -129,11 +112,7 @@
                 when {{ count_column }} = 0 then 'vanished'
                 when stored_{{ count_column }} is null then 'published'
                 when not {{ late_data.same_aggregates(published) }} then 'published'
-                {%- if pipeline.session_gap %}
-                -- A session whose end moved with the same numbers (a correction moved its last event).
-                when not final_at <=> stored_final_at then 'published'
-                when not burst_start <=> stored_burst_start then 'checksum'
-                {%- endif %}
+                {{- bounds_changed }}
                 when not {{ late_data.same_aggregates(aggregates, status=false) }} then 'checksum'
                 else 'unchanged'
             end as window_change
@@ -165,21 +144,15 @@
 {%- endmacro %}
 
 
-{% macro stored_columns(aggregates, sessions=false) %}
+{% macro stored_columns(aggregates) %}
     {#- What `stored` holds for the window, as stored_<checksum>, stored_<recomputed measure> and
-        stored_is_final, stored_computed_at, stored_invocation_id (no trailing comma); with
-        `sessions`, also fresh.burst_start, stored_final_at and stored_burst_start. -#}
+        stored_is_final, stored_computed_at, stored_invocation_id (no trailing comma). -#}
     {%- for name in aggregates.checksums.keys() | list + aggregates.recomputed.keys() | list %}
             stored.{{ name }} as stored_{{ name }},
     {%- endfor %}
             stored.is_final as stored_is_final,
             stored.computed_at as stored_computed_at,
             stored.invocation_id as stored_invocation_id
-    {%- if sessions %},
-            fresh.burst_start,
-            stored.final_at as stored_final_at,
-            stored.burst_start as stored_burst_start
-    {%- endif %}
 {%- endmacro %}
 
 
