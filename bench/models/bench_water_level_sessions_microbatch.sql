@@ -21,7 +21,7 @@
     the product: enabled only with var late_data_bench. -#}
 
 {%- set pipeline = late_data.pipeline_named(
-    'bench_water_level_sessions', stand_in={'session_gap': 120, 'series_key': ['location']}
+    'bench_water_level_sessions', stand_in={'session_gap_seconds': 120, 'series_key': ['location']}
 ) -%}
 {#- The batch's bounds (none while dbt parses). -#}
 {%- set batch = model.get('batch') or {} -%}

@@ -12,17 +12,18 @@ class _Pipeline(dict):
 
 
 def pipeline_named(name, stand_in=None):
-    settings = _Pipeline(
+    """`stand_in` is a meta.late_data, by its settings' names, as the package's pipeline_named takes it."""
+    meta = stand_in or {}
+    return _Pipeline(
         name=name,
-        series_key=["series_key"],
-        source_column=None,
+        series_key=meta.get("series_key", ["series_key"]),
+        source_column=meta.get("source_column"),
         window_size=60,
         partition_size=600,
         late_window=3600,
         late_window_by_source={},
+        session_gap=meta.get("session_gap_seconds"),
     )
-    settings.update(stand_in or {})
-    return settings
 
 
 def windowed(relation, pipeline):

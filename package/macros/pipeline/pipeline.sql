@@ -1,12 +1,21 @@
 {% macro pipeline(node=none) %}
-    {#- A late-data pipeline's settings, from its result model `node` (a graph node; default the
-        model being built): its meta.late_data, with the project's vars and the package's
-        defaults under them, checked (each error names the setting), worked out once per
-        invocation. Keys: docs/your-own-pipeline.md; late_data.pipeline_relations adds the
-        relations of the result and its companions. -#}
+    {#- A late-data pipeline's settings (late_data.pipeline_settings) from its result model `node` (a
+        graph node; default the model being built), worked out once per invocation. -#}
     {%- set node = node if node is not none else model -%}
     {%- set cache = late_data.invocation_state().setdefault('pipelines', {}) -%}
-    {%- if node.unique_id in cache -%}{{ return(cache[node.unique_id]) }}{%- endif -%}
+    {%- if node.unique_id not in cache -%}
+        {%- do cache.update({node.unique_id: late_data.pipeline_settings(node)}) -%}
+    {%- endif -%}
+    {{- return(cache[node.unique_id]) -}}
+{% endmacro %}
+
+
+{% macro pipeline_settings(node) %}
+    {#- The one definition of a pipeline's shape: from a result model `node` (a graph node, or a
+        stand-in of the same fields, late_data.pipeline_named), its meta.late_data, with the
+        project's vars and the package's defaults under them, checked (each error names the
+        setting). Keys: docs/your-own-pipeline.md; late_data.pipeline_relations adds the relations
+        of the result and its companions. -#}
     {%- set meta = (node.config.meta or {}).get('late_data') -%}
     {%- set named = 'meta.late_data of model ' ~ node.name -%}
     {%- if meta is not mapping -%}
@@ -53,7 +62,6 @@
         'source_tables': source_tables,
         'publish_thresholds': late_data.publish_thresholds(node, meta),
     } -%}
-    {%- do cache.update({node.unique_id: pipeline}) -%}
     {{- return(pipeline) -}}
 {% endmacro %}
 

@@ -109,24 +109,19 @@
 {% macro pipeline_named(name, stand_in={}) %}
     {#- The settings of the project's late-data pipeline whose result model is `name`, for models
         that read its versions or history (a revisions or lateness view). While dbt parses, and in
-        a unit test (no graph), stand-in settings of the same shape from the project's vars, with
-        `stand_in` over them (e.g. {'series_key': ['location']}). -#}
+        a unit test (no graph), the settings late_data.pipeline_settings gives a stand-in model of
+        that name: a count and the project's vars, with `stand_in` as its meta.late_data over them
+        (e.g. {'series_key': ['location']}), no companion but its versions, no dimension, no source. -#}
     {%- if not execute or 'nodes' not in graph -%}
-        {%- set number = late_data.var_setting -%}
-        {%- set settings = {
-            'name': name, 'unique_id': 'model.' ~ name, 'schema': target.schema, 'alias': name, 'file_format': 'iceberg',
-            'series_key': ['series_key'], 'event_key': ['event_id'], 'source_column': none,
-            'window_size': number('window_size_seconds') | int, 'window_slide': number('window_size_seconds') | int,
-            'partition_size': number('partition_size_seconds') | int,
-            'series_buckets': number('series_buckets') | int, 'late_window': number('late_window_seconds') | int,
-            'late_window_by_source': number('late_window_seconds_by_source') or {},
-            'measures': [{'name': 'row_count', 'kind': 'count', 'column': none, 'p': none, 'expression': none}],
-            'count_column': 'row_count', 'input_columns': [], 'digest': 'versions_digest', 'tie_breaker': ['series_key'],
-            'companions': {'versions': name ~ '__versions', 'too_late': none, 'quarantine': none, 'revisions': none, 'lateness': none},
-            'dimensions': [], 'source_tables': [],
+        {%- set meta = {
+            'series_key': 'series_key', 'measures': {'row_count': 'count'}, 'too_late_table': false,
+            'quarantine_view': false, 'revisions_view': false, 'lateness_view': false,
         } -%}
-        {%- do settings.update(stand_in) -%}
-        {{- return(settings) -}}
+        {%- do meta.update(stand_in) -%}
+        {{- return(late_data.pipeline_settings({
+            'name': name, 'unique_id': 'model.' ~ name, 'schema': target.schema, 'alias': name,
+            'config': {'file_format': 'iceberg', 'meta': {'late_data': meta}}, 'depends_on': {'nodes': []},
+        })) -}}
     {%- endif -%}
     {%- for node in late_data.filter_nodes('pipeline') if node.name == name -%}
         {{- return(late_data.pipeline(node)) -}}
