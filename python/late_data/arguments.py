@@ -41,13 +41,13 @@ def count_or_never(text: str) -> int:
 
 
 def version_name(text: str) -> str:
-    from late_data.publishing.named_versions import NAME
+    """A name for a staged version, checked as every command checks one (named_versions.validate_name)."""
+    from late_data.publishing.named_versions import PublishRefused, validate_name
 
-    if not NAME.match(text):
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a version name: lower-case letters, digits and underscores, starting with a letter"
-        )
-    return text
+    try:
+        return validate_name(text)
+    except PublishRefused as refused:
+        raise argparse.ArgumentTypeError(str(refused)) from None
 
 
 def share(text: str) -> float:
@@ -311,3 +311,9 @@ def page_scenario_from(args: argparse.Namespace) -> PageScenario | None:
         too_late_share=args.too_late_share,
         seed=args.seed,
     )
+
+
+def require_range(start: datetime, end: datetime, start_flag: str, end_flag: str) -> None:
+    """Before Spark starts: a range that holds nothing would run and report success on nothing."""
+    if end <= start:
+        raise ValueError(f"{end_flag} {end} is not after {start_flag} {start}: the range is empty")

@@ -13,10 +13,10 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from late_data.arguments import build_parser, page_scenario_from, scenario_from
+from late_data.arguments import build_parser, page_scenario_from, require_range, scenario_from
 from late_data.commands.check import check_pipeline
 from late_data.commands.explain import compile_run, render_run, write_runs
 from late_data.commands.status import read_status
@@ -115,12 +115,6 @@ def pipelines_with_sources(project: DbtProject, names: list[str] | None = None) 
     pipelines = select_pipelines(project, names)
     require_sources(project.query, [relation for pipeline in pipelines for _, relation in pipeline.sources])
     return pipelines
-
-
-def require_range(start: datetime, end: datetime, start_flag: str, end_flag: str) -> None:
-    """Before Spark starts: a range that holds nothing would run and report success on nothing."""
-    if end <= start:
-        raise ValueError(f"{end_flag} {end} is not after {start_flag} {start}: the range is empty")
 
 
 def setup_command(args: argparse.Namespace) -> int:
@@ -230,10 +224,7 @@ def backfill_command(args: argparse.Namespace) -> int:
         project.environment.home / "backfills",
     )
     for change in changes:
-        print(
-            f"{change.table} {change.partition_start}: windows {change.windows_before} -> {change.windows_after},"
-            f" rows {change.rows_before} -> {change.rows_after}, sum {change.sum_before} -> {change.sum_after}"
-        )
+        print(change.line())
     print(f"backfill: {len(changes)} partitions changed; manifest {manifest}")
     return 0
 

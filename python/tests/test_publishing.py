@@ -16,11 +16,10 @@ import pytest
 
 from late_data.arguments import build_parser
 from late_data.commands.check import check_pipeline
-from late_data.project.audit import history_as_of, resume_point
+from late_data.project.audit import audit_model, history_as_of, resume_point
 from late_data.project.pipelines import Pipeline as PipelineSettings
 from late_data.project.pipelines import select_pipelines
 from late_data.project.raw_tables import Reading, append_readings
-from late_data.publishing.audit_marks import audit_model
 from late_data.publishing.named_versions import PublishRefused, named_versions, unfinished_lines, version_lines
 from late_data.publishing.publish import publish
 from late_data.publishing.rollback import rollback

@@ -40,22 +40,22 @@
 {% endmacro %}
 
 
-{% macro closed_versions(history, pipeline, plan) %}
+{% macro closed_versions(history, pipeline, closing) %}
     {#- A select of the versions a late-data history closes in this run: each window of the result
-        as it stood at plan.base (before this run's write, or when the history last recorded)
+        as it stood at closing.base (before this run's write, or when the history last recorded)
         that the result now holds published by a later run (closed then: its new version's
         computed_at) or no longer holds (vanished: closed at this run's time, or at the run the
         audit says found it vanished). Only the (time partition, series bucket) pairs the result
         rewrote are read, when this run's write is all there is to record. A history that missed
         runs or recovers an interrupted one leaves out the versions it closed already. -#}
     {%- set result = late_data.pipeline_relation(pipeline) -%}
-    {%- set rewritten = 'true' if plan.partitions is none else late_data.partition_pairs(plan.partitions, 'stored') -%}
-    {%- set vanished_in_audit = plan.catching_up and plan.since is not none %}
+    {%- set rewritten = 'true' if closing.partitions is none else late_data.partition_pairs(closing.partitions, 'stored') -%}
+    {%- set vanished_in_audit = closing.catching_up and closing.since is not none %}
     with
 
     base_versions as (
 
-        {{ late_data.result_versions(result ~ ' ' ~ plan.base ~ ' as stored', pipeline, rewritten) }}
+        {{ late_data.result_versions(result ~ ' ' ~ closing.base ~ ' as stored', pipeline, rewritten) }}
 
     ),
 
@@ -70,7 +70,7 @@
 
     vanished_runs as (
 
-        {{ late_data.vanished_runs(result, plan.since) }}
+        {{ late_data.vanished_runs(result, closing.since) }}
 
     ),
     {%- endif %}
@@ -96,7 +96,7 @@
     )
 
     select * from closed_versions
-    {%- if plan.recorded_before %}
+    {%- if closing.recorded_before %}
     where dbt_scd_id not in (select dbt_scd_id from {{ late_data.closed_versions_relation(history) }})
     {%- endif %}
 {%- endmacro %}

@@ -2,17 +2,17 @@
     {#- A late-data history whose closed versions table exists: the versions this run's result
         closed (late_data.closed_versions) are staged, counted and appended, if there are any,
         in one commit; the history view is made again when the result was rebuilt. -#}
-    {%- set plan = late_data.history_plan(history, pipeline) -%}
+    {%- set closing = late_data.history_closing(history, pipeline) -%}
     {%- set closed = late_data.closed_versions_relation(history) -%}
-    {%- if plan.base is none -%}
+    {%- if closing.base is none -%}
         {%- set rows = none -%}
     {%- else -%}
-        {%- set rows = late_data.closed_versions(history, pipeline, plan) -%}
+        {%- set rows = late_data.closed_versions(history, pipeline, closing) -%}
     {%- endif -%}
     {%- if late_data.is_explain() -%}
         {#- Nothing was written to say when the result was read: shown as of the run time. -#}
         {%- do late_data.explain_step('history', closed, rows if rows is not none else late_data.closed_versions(
-            history, pipeline, dict(plan, base='timestamp as of ' ~ late_data.run_time()))) -%}
+            history, pipeline, dict(closing, base='timestamp as of ' ~ late_data.run_time()))) -%}
         {{- return('') -}}
     {%- endif -%}
     {%- set closed_count = 0 -%}
@@ -27,7 +27,7 @@
     {%- if closed_count == 0 -%}
         {%- do store_raw_result('main', message='OK (nothing to record)', code='OK', rows_affected=0) -%}
     {%- endif -%}
-    {%- do late_data.record_write(history, {'mode': plan.scope, 'rows_written': closed_count, 'lean': true}) -%}
+    {%- do late_data.record_write(history, {'mode': closing.scope, 'rows_written': closed_count, 'lean': true}) -%}
     {%- set rebuilt = (late_data.written(late_data.pipeline_relation(pipeline)) or {}).get('mode') == 'rebuild' -%}
     {%- do late_data.ensure_view(history, late_data.history_view(history, pipeline), replace=rebuilt) -%}
 {% endmacro %}

@@ -7,7 +7,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from late_data.project.audit import unfinished_runs
+from late_data.project.audit import (
+    AUDIT,
+    interrupted_writes,
+    last_reconciliation,
+    last_recovery,
+    last_runs,
+    unfinished_runs,
+)
 from late_data.project.pipelines import Pipeline, compiled_select, find_pipelines
 from late_data.project.raw_tables import existing_tables
 from late_data.runtime.dbt_project import DbtProject
@@ -117,51 +124,12 @@ def read_status(project: DbtProject, pipelines: list[Pipeline] | None = None) ->
     pipelines = find_pipelines(project) if pipelines is None else pipelines
     schema = project.target_schema()
     existing = existing_tables(project.query, schema)
-    if "late_data_run_audit" not in existing:
+    if AUDIT not in existing:
         return Status([], [], None, [], [], None)
-    audit = f"{schema}.late_data_run_audit"
-    last_runs = project.query(
-        f"""
-        select model, run_kind, run_time, outcome, rows_written, windows_changed, rows_quarantined, seconds
-        from (
-            select *, row_number() over (partition by model order by recorded_at desc) as newest
-            from {audit}
-            where outcome != 'started'
-        )
-        where newest = 1
-        order by model
-        """
-    )
+    audit = f"{schema}.{AUDIT}"
+    runs = last_runs(project)
     built = [pipeline for pipeline in pipelines if pipeline.table in existing]
-    interrupted = (
-        project.query(
-            " union all ".join(
-                f"""
-                select '{pipeline.table}' as model, written_until, recorded_until
-                from (select max(written_at) as written_until from {pipeline.result})
-                cross join (
-                    select max(run_time) as recorded_until
-                    from {audit}
-                    where model = '{pipeline.table}' and outcome = 'success'
-                )
-                where written_until > coalesce(recorded_until, timestamp'1970-01-01 00:00:00')
-                """
-                for pipeline in built
-            )
-        )
-        if built
-        else []
-    )
-    recoveries = project.query(
-        f"""
-        select run_time, max(recovered_from) as recovered_from
-        from {audit}
-        where recovered_from is not null and outcome = 'success'
-        group by invocation_id, run_time
-        order by run_time desc
-        limit 1
-        """
-    )
+    interrupted = interrupted_writes(project, {pipeline.table: pipeline.result for pipeline in built})
     quarantines = [
         # Each view has its versions' own columns: only these three are every pipeline's.
         f"select source_table, quarantine_reason, quarantined_at from {pipeline.quarantine}"
@@ -188,17 +156,7 @@ def read_status(project: DbtProject, pipelines: list[Pipeline] | None = None) ->
     lateness = (
         project.query(" union all ".join(lateness_views) + " order by pipeline, source_table") if lateness_views else []
     )
-    reconciliations = project.query(
-        f"""
-        select run_time, sum(windows_repaired) as windows_repaired
-        from {audit}
-        where run_kind = 'reconcile' and outcome = 'success' and model_role = 'windows'
-        group by invocation_id, run_time
-        order by run_time desc
-        limit 1
-        """
-    )
-    last_run_times = {run["model"]: run["run_time"] for run in last_runs if run["outcome"] == "success"}
+    last_run_times = {run["model"]: run["run_time"] for run in runs if run["outcome"] == "success"}
     unloaded = [
         row
         for pipeline in built
@@ -207,12 +165,12 @@ def read_status(project: DbtProject, pipelines: list[Pipeline] | None = None) ->
         if row["rows"]
     ]
     return Status(
-        last_runs,
+        runs,
         interrupted,
-        recoveries[0] if recoveries else None,
+        last_recovery(project),
         unfinished_runs(project, audit),
         quarantine,
-        reconciliations[0] if reconciliations else None,
+        last_reconciliation(project),
         lateness,
         unloaded,
     )

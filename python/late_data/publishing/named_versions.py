@@ -11,17 +11,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from late_data.project.audit import undone_by
 from late_data.project.raw_tables import existing_tables
 from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.sql_text import as_moment, sql_string, timestamp_literal
 from late_data.runtime.timeutil import format_timestamp
 from late_data.tables import versions as table_versions
-from late_data.tables.versions import as_moment, timestamp_literal
 
 NAMED_VERSIONS = "late_data_named_versions"
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 # Journal states: a command that died in one of them left work that must be finished first.
 UNFINISHED = ("publishing", "rolling_back")
-AUDIT = "late_data_run_audit"
 
 
 class PublishRefused(ValueError):
@@ -53,10 +53,6 @@ def validate_name(name: str) -> str:
             " (at most 48)"
         )
     return name
-
-
-def sql_string(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _ensure_registry(project: DbtProject) -> None:
@@ -117,18 +113,6 @@ def named_versions(project: DbtProject) -> list[NamedVersion]:
         )
         for row in rows
     ]
-
-
-def undone_by(project: DbtProject) -> dict[str, str]:
-    """Published backfills that a rollback undid (the audit's publish rows of them are rolled back),
-    each with the name of the rollback that did."""
-    if AUDIT not in existing_tables(project.query, project.target_schema()):
-        return {}
-    rows = project.query(
-        f"select invocation_id, max(rolled_back_by) as rolled_back_by from {project.target_schema()}.{AUDIT}"
-        " where run_kind = 'publish' and outcome = 'rolled_back' group by invocation_id"
-    )
-    return {row["invocation_id"]: row["rolled_back_by"] for row in rows}
 
 
 def state_label(version: NamedVersion, undone: dict[str, str]) -> str:

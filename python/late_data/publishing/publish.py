@@ -11,22 +11,21 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from late_data.project.audit import undone_by
+from late_data.project.audit_writes import append_audit_rows, copy_audit_rows
 from late_data.project.pipelines import Pipeline, select_pipelines
-from late_data.publishing.audit_marks import append_audit_rows
 from late_data.publishing.named_versions import (
-    AUDIT,
     NamedVersion,
     PublishRefused,
     find_version,
     record,
     require_nothing_unfinished,
-    undone_by,
 )
 from late_data.publishing.stage import PartitionSummary, drop_stage, read_summary, staged, touched_partitions
 from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.sql_text import as_moment
 from late_data.runtime.timeutil import format_timestamp
 from late_data.tables import versions as table_versions
-from late_data.tables.versions import as_moment
 
 
 @dataclass(frozen=True)
@@ -137,23 +136,6 @@ def copy_partitions(project: DbtProject, source: str, target: str, partitions: l
     project.execute(
         f"insert into {target} replace where partition_start in ({listed})"
         f" select {columns} from {source} where partition_start in ({listed})"
-    )
-
-
-def copy_audit_rows(project: DbtProject, stage: str, staged_from: str) -> None:
-    """The staged backfill's audit rows, appended to the audit once (a resumed publish adds none twice)."""
-    audit = f"{project.target_schema()}.{AUDIT}"
-    columns = ", ".join(project.spark.table(audit).columns)
-    project.execute(
-        f"""
-        insert into {audit}
-        select {columns} from {stage}.{AUDIT} as staged
-        where recorded_at >= timestamp'{staged_from}'
-            and not exists (
-                select 1 from {audit} as published
-                where published.invocation_id = staged.invocation_id and published.model = staged.model
-            )
-        """
     )
 
 

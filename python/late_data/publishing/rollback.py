@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from late_data.project.audit import run_recorded_at
+from late_data.project.audit_writes import ensure_audit_columns, mark_audit
 from late_data.project.pipelines import Pipeline
-from late_data.publishing.audit_marks import audit_models, ensure_audit_columns, mark_audit
 from late_data.publishing.named_versions import (
-    AUDIT,
     NamedVersion,
     PublishRefused,
     find_version,
@@ -22,28 +22,22 @@ from late_data.publishing.named_versions import (
 )
 from late_data.publishing.stage import pipeline_tables
 from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.sql_text import as_moment
 from late_data.runtime.timeutil import format_timestamp
 from late_data.tables import versions as table_versions
-from late_data.tables.versions import as_moment
 
 
 def run_state_moment(project: DbtProject, pipelines: list[Pipeline], run_time: datetime) -> datetime:
     """When the run at `run_time` of the pipelines was last recorded: their tables' versions then are its state."""
-    models = audit_models([table for pipeline in pipelines for table in pipeline_tables(project, pipeline)])
-    (row,) = project.query(
-        f"""
-        select max(recorded_at) as recorded_at from {project.target_schema()}.{AUDIT}
-        where model in ({models}) and run_time = timestamp'{format_timestamp(run_time)}'
-            and run_kind in ('scheduled', 'reconcile', 'full_refresh')
-            and (outcome = 'success' or (outcome = 'rolled_back' and rolled_back_outcome = 'success'))
-        """
+    recorded_at = run_recorded_at(
+        project, [table for pipeline in pipelines for table in pipeline_tables(project, pipeline)], run_time
     )
-    if row["recorded_at"] is None:
+    if recorded_at is None:
         raise PublishRefused(
             f"no run of {', '.join(p.name for p in pipelines)} at {format_timestamp(run_time)} succeeded"
             " (`late-data status` lists the last runs)"
         )
-    return as_moment(row["recorded_at"])  # type: ignore[return-value]
+    return as_moment(recorded_at)  # type: ignore[return-value]
 
 
 def rollback(

@@ -65,6 +65,13 @@ class PartitionChange:
     sum_before: Decimal | None
     sum_after: Decimal | None
 
+    def line(self) -> str:
+        """How `late-data backfill` reports the partition."""
+        return (
+            f"{self.table} {self.partition_start}: windows {self.windows_before} -> {self.windows_after},"
+            f" rows {self.rows_before} -> {self.rows_after}, sum {self.sum_before} -> {self.sum_after}"
+        )
+
 
 def chunk_bounds(
     start: datetime, end: datetime, chunk: timedelta, partition_seconds: int

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from tqdm import tqdm
 
-from late_data.project.audit import fed_until, resume_point
+from late_data.project.audit import fed_until, invocation_totals, resume_point
 from late_data.project.generator import PageScenario, Scenario, generate, generate_page_counts
 from late_data.project.pipelines import scheduled_nodes, select_pipelines
 from late_data.runtime.dbt_errors import DbtInvocationError, condense
@@ -81,20 +81,7 @@ def run_pipeline(
         run_vars["reconcile"] = True
     invocation = project.invoke(args, run_vars)
     seconds = time.perf_counter() - started
-    schema = project.target_schema()
-    (audit,) = project.query(
-        f"""
-        select
-            coalesce(sum(if(model_role = 'versions', rows_written, 0)), 0) as versions_loaded,
-            coalesce(sum(windows_changed), 0) as windows_changed,
-            coalesce(sum(windows_repaired), 0) as windows_repaired,
-            coalesce(sum(if(model_role = 'windows', size(partitions_rewritten), 0)), 0) as partitions_rewritten,
-            coalesce(sum(if(model_role = 'windows', rows_written, 0)), 0) as rows_written,
-            coalesce(sum(if(model_role = 'too_late_rows', rows_written, 0)), 0) as too_late_rows
-        from {schema}.late_data_run_audit
-        where invocation_id = '{invocation.invocation_id}'
-        """
-    )
+    audit = invocation_totals(project, invocation.invocation_id)
     return RunReport(
         run_time=run_time,
         versions_loaded=int(audit["versions_loaded"]),

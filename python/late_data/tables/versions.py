@@ -9,25 +9,13 @@ import re
 from datetime import datetime
 
 from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.sql_text import as_moment, timestamp_literal
 
 # What a named version keeps on Delta: Delta's own default file retention, since it has no tags.
 NAMED_VERSION_SECONDS = 168 * 3600
 RETENTIONS = ("delta.deletedFileRetentionDuration", "delta.logRetentionDuration")
 # How late_data.set_delta_retention writes them; any other value is the user's and left alone.
 MAINTAINED_RETENTION = re.compile(r"^interval (\d+) seconds$")
-
-
-def timestamp_literal(moment: datetime | None) -> str:
-    """A moment as SQL, to the microsecond (a wall-clock moment such as a commit's, unlike a run
-    time's whole seconds); null for None."""
-    return f"timestamp'{moment:%Y-%m-%d %H:%M:%S.%f}'" if moment is not None else "null"
-
-
-def as_moment(value: datetime | str | None) -> datetime | None:
-    """A timestamp as a query returns it: a datetime from Spark, text through the Thrift Server."""
-    if value is None or isinstance(value, datetime):
-        return value
-    return datetime.fromisoformat(str(value))
 
 
 def _format(project: DbtProject) -> str:

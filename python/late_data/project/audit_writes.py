@@ -1,26 +1,27 @@
-"""What a publish and a rollback write into the run audit: the rows that record them, and the
-`rolled_back` marks on the rows of the runs a rollback undid."""
+"""What commands other than dbt write into the run audit (late_data.project.audit reads it): a
+publish's and a rollback's rows, the `rolled_back` marks on the rows of the runs a rollback undid, a
+staged backfill's rows copied in when it is published."""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import Any, Protocol
 
-from late_data.publishing.named_versions import AUDIT, NamedVersion, sql_string
+from late_data.project.audit import AUDIT, audit_model, audit_models
 from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.sql_text import sql_string, timestamp_literal
 from late_data.runtime.timeutil import format_timestamp
-from late_data.tables.versions import timestamp_literal
 
 
-def audit_model(table: str) -> str:
-    """The audit's `model` for a late-data table (schema.table): its name, except that a history's
-    closed versions are recorded under the history's own name (the snapshot node's)."""
-    return table.split(".")[-1].removesuffix("__closed")
+class RecordedVersion(Protocol):
+    """What the audit records of a named version (late_data.publishing.named_versions.NamedVersion)."""
 
-
-def audit_models(tables: list[str]) -> str:
-    """The audit's `model` values of schema.table names, as an SQL list."""
-    return ", ".join(sql_string(audit_model(table)) for table in dict.fromkeys(tables))
+    name: str
+    run_time: datetime | None
+    state_at: datetime | None
+    tables: dict[str, int]
+    detail: dict[str, Any]
 
 
 def ensure_audit_columns(project: DbtProject) -> None:
@@ -54,7 +55,7 @@ def audit_rollback_rows(
     )
 
 
-def mark_audit(project: DbtProject, version: NamedVersion) -> None:
+def mark_audit(project: DbtProject, version: RecordedVersion) -> None:
     """The audit of the version's tables as it stood at its state_at: rows recorded later marked
     rolled back by it, rows a later rollback marked restored; then one `rollback` row per table."""
     audit = f"{project.target_schema()}.{AUDIT}"
@@ -70,7 +71,7 @@ def mark_audit(project: DbtProject, version: NamedVersion) -> None:
     append_audit_rows(project, version, "rollback")
 
 
-def append_audit_rows(project: DbtProject, version: NamedVersion, kind: str) -> None:
+def append_audit_rows(project: DbtProject, version: RecordedVersion, kind: str) -> None:
     """One audit row per table of a publish or a rollback (run_kind and outcome `kind`, invocation_id
     its name, plan the table's version and the manifest), once (a resumed command adds none twice)."""
     audit = f"{project.target_schema()}.{AUDIT}"
@@ -99,4 +100,21 @@ def append_audit_rows(project: DbtProject, version: NamedVersion, kind: str) -> 
         f"insert into {audit} select * from ({rows}) as listed"
         f" where not exists (select 1 from {audit} as a where a.invocation_id = listed.invocation_id"
         " and a.model = listed.model)"
+    )
+
+
+def copy_audit_rows(project: DbtProject, stage: str, staged_from: str) -> None:
+    """The staged backfill's audit rows, appended to the audit once (a resumed publish adds none twice)."""
+    audit = f"{project.target_schema()}.{AUDIT}"
+    columns = ", ".join(project.spark.table(audit).columns)
+    project.execute(
+        f"""
+        insert into {audit}
+        select {columns} from {stage}.{AUDIT} as staged
+        where recorded_at >= timestamp'{staged_from}'
+            and not exists (
+                select 1 from {audit} as published
+                where published.invocation_id = staged.invocation_id and published.model = staged.model
+            )
+        """
     )

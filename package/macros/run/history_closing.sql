@@ -1,4 +1,4 @@
-{% macro history_plan(history, pipeline) %}
+{% macro history_closing(history, pipeline) %}
     {#- How a late-data history snapshot (`history`, a relation) brings itself up to date with its
         pipeline's result, worked out once per run, as {scope, since, catching_up, partitions,
         base, recorded_before}:
@@ -19,7 +19,7 @@
         A failed snapshot loses nothing: the result holds its next run until the history has
         recorded what it published (late_data.histories_behind). -#}
     {%- set state = late_data.invocation_state() -%}
-    {%- set key = 'history_plan:' ~ history.identifier -%}
+    {%- set key = 'history_closing:' ~ history.identifier -%}
     {%- if key in state -%}{{ return(state[key]) }}{%- endif -%}
     {%- set result = late_data.pipeline_relation(pipeline) -%}
     {%- set written = late_data.written(result) -%}
@@ -29,24 +29,24 @@
     {%- set recovering = late_data.interrupted_run() is not none -%}
     {%- set known = history_last is not none and late_data.relation_exists(late_data.closed_versions_relation(history)) -%}
     {%- if not known or recovering or (written and written.mode == 'rebuild') -%}
-        {%- set plan = {'scope': 'all', 'since': history_last, 'catching_up': catching_up, 'partitions': none} -%}
+        {%- set closing = {'scope': 'all', 'since': history_last, 'catching_up': catching_up, 'partitions': none} -%}
     {%- elif written is none and not catching_up -%}
-        {%- set plan = {'scope': 'none', 'since': history_last, 'catching_up': false, 'partitions': none} -%}
+        {%- set closing = {'scope': 'none', 'since': history_last, 'catching_up': false, 'partitions': none} -%}
     {%- else -%}
-        {%- set plan = {
+        {%- set closing = {
             'scope': 'since', 'since': history_last, 'catching_up': catching_up,
             'partitions': none if catching_up else (written or {}).get('partitions', []),
         } -%}
     {%- endif -%}
     {%- set read_at = (written or {}).get('read_at') -%}
-    {%- do plan.update({'recorded_before': known and (catching_up or recovering)}) -%}
-    {%- if not known or plan.scope == 'none' -%}
-        {%- do plan.update({'base': none}) -%}
-    {%- elif plan.recorded_before -%}
-        {%- do plan.update({'base': late_data.history_seen(history, pipeline)}) -%}
+    {%- do closing.update({'recorded_before': known and (catching_up or recovering)}) -%}
+    {%- if not known or closing.scope == 'none' -%}
+        {%- do closing.update({'base': none}) -%}
+    {%- elif closing.recorded_before -%}
+        {%- do closing.update({'base': late_data.history_seen(history, pipeline)}) -%}
     {%- else -%}
-        {%- do plan.update({'base': none if read_at is none else 'timestamp as of ' ~ late_data.exact_timestamp_literal(read_at)}) -%}
+        {%- do closing.update({'base': none if read_at is none else 'timestamp as of ' ~ late_data.exact_timestamp_literal(read_at)}) -%}
     {%- endif -%}
-    {%- do state.update({key: plan}) -%}
-    {{- return(plan) -}}
+    {%- do state.update({key: closing}) -%}
+    {{- return(closing) -}}
 {% endmacro %}
