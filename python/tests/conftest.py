@@ -35,6 +35,7 @@ SLOWEST_MODULES = (
     "test_run_budget.py",
     "test_bench.py",
     "test_corrections.py",
+    "test_definitions.py",
     "test_maintenance.py",
     "test_generator_and_dbt_tests.py",
     "test_dbt_adapter_suites.py",

@@ -1,5 +1,5 @@
 {% macro written_until(results, last_runs=none) %}
-    {#- A select of (model, null, null, null, max(written_at), null, null, null) per result table. With the audit's
+    {#- A select of (model, null, null, null, max(written_at), null, null, null, null) per result table. With the audit's
         `last_runs`, only over the partitions a run after the model's last audited one can have
         written (from that run's horizon on), so a format whose statistics cannot answer the
         maximum (Delta keeps timestamps to the millisecond) reads only those. -#}
@@ -7,7 +7,7 @@
     {%- for result in results -%}
         {%- set last = (last_runs or {}).get(result.identifier, {}).get('any_run_time') -%}
         {%- set select -%}
-            select {{ late_data.sql_string(result.identifier) }}, null, null, null, max(written_at), null, null, null from {{ result }}
+            select {{ late_data.sql_string(result.identifier) }}, null, null, null, max(written_at), null, null, null, null from {{ result }}
             {%- if last is not none %}
             {%- set pipeline = late_data.pipeline(late_data.result_node(result)) %}
             where partition_start >= {{ late_data.timestamp_literal(late_data.floor_to(last - late_data.seconds(
@@ -162,7 +162,8 @@
             {{ ('array(' ~ by_dimension | join(', ') ~ ')') if by_dimension else 'cast(null as array<string>)' }},
             {#- rolled_back_by, rolled_back_outcome: set by a rollback (late-data rollback) that undoes the run. #}
             cast(null as string),
-            cast(null as string)
+            cast(null as string),
+            {{ late_data.sql_string(late_data.definition_json(pipeline)) }}
     {%- endset -%}
     {{- return(row) -}}
 {% endmacro %}

@@ -31,6 +31,7 @@
         ('dimension_windows', 'array<string>'),
         ('rolled_back_by', 'string'),
         ('rolled_back_outcome', 'string'),
+        ('definition', 'string'),
     ]) -}}
 {% endmacro %}
 
@@ -134,7 +135,8 @@
                 cast(null as timestamp) as written_until,
                 max(if(run_kind != 'backfill', run_time, null)) as loaded_run_time,
                 max(if(run_kind in ('reconcile', 'full_refresh'), run_time, null)) as reconciled_run_time,
-                min(run_time) as first_run_time
+                min(run_time) as first_run_time,
+                max_by(definition, if(run_kind not in ('backfill', 'held') and definition is not null, run_time, null)) as definition
             from {{ late_data.run_audit_relation() }}
             where outcome = 'success'
             group by model
@@ -182,7 +184,9 @@
             {%- set kind = 'held' if written.get('mode') == 'held' else late_data.run_kind() -%}
             {%- set entry = runs.setdefault(relation.identifier, {}) -%}
             {%- do entry.update({'any_run_time': run_time, 'series_buckets': pipeline.series_buckets}) -%}
-            {%- if kind not in ('backfill', 'held') -%}{%- do entry.update({'run_time': run_time}) -%}{%- endif -%}
+            {%- if kind not in ('backfill', 'held') -%}
+                {%- do entry.update({'run_time': run_time, 'definition': late_data.definition_json(pipeline)}) -%}
+            {%- endif -%}
             {%- if kind != 'backfill' -%}{%- do entry.update({'loaded_run_time': run_time}) -%}{%- endif -%}
             {%- if kind in ('reconcile', 'full_refresh') -%}{%- do entry.update({'reconciled_run_time': run_time}) -%}{%- endif -%}
             {%- do entry.setdefault('first_run_time', run_time) -%}
@@ -203,7 +207,7 @@
         {%- if row[4] is none -%}
             {%- do entry.update({
                 'run_time': row[1], 'any_run_time': row[2], 'series_buckets': row[3], 'loaded_run_time': row[5],
-                'reconciled_run_time': row[6], 'first_run_time': row[7],
+                'reconciled_run_time': row[6], 'first_run_time': row[7], 'definition': row[8],
             }) -%}
         {%- else -%}
             {%- do entry.update({'written_until': row[4]}) -%}
