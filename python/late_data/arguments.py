@@ -278,6 +278,12 @@ def build_parser() -> argparse.ArgumentParser:
         "status", help="the last run of each model, interrupted runs, the quarantine and the last reconciliation"
     )
 
+    plan = commands.add_parser(
+        "plan",
+        help="for each pipeline whose definition changed since its tables were built: what changed, what applying it rebuilds",
+    )
+    plan.add_argument("--pipeline", action="append", default=None, help="repeatable; default: every pipeline")
+
     demo = commands.add_parser("demo", help="2 hours of the scenario on a simulated clock, then the oracle")
     demo.add_argument("--hours", type=positive_float, default=2.0)
     demo.add_argument("--interval", type=positive_int, default=900, help="seconds between simulated runs")

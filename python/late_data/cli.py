@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from late_data.arguments import build_parser, page_scenario_from, require_range, scenario_from
 from late_data.commands.check import check_pipeline
 from late_data.commands.explain import compile_run, render_run, write_runs
+from late_data.commands.plan import plan_definitions, plan_lines
 from late_data.commands.status import read_status
 from late_data.project.audit import require_built
 from late_data.project.pipelines import Pipeline, scheduled_nodes, select_pipelines
@@ -366,6 +367,13 @@ def status_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def plan_command(args: argparse.Namespace) -> int:
+    project = open_project()
+    require_built(project)
+    print("\n".join(plan_lines(plan_definitions(project, select_pipelines(project, args.pipeline)))))
+    return 0
+
+
 def demo_command(args: argparse.Namespace) -> int:
     from late_data.demo.demo import run_demo
 
@@ -391,6 +399,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "reconcile": reconcile_command,
     "explain": explain_command,
     "status": status_command,
+    "plan": plan_command,
     "demo": demo_command,
 }
 

@@ -43,6 +43,7 @@ def test_every_subcommand_has_one_function() -> None:
         "cluster",
         "reconcile",
         "status",
+        "plan",
         "demo",
     }
 
@@ -59,6 +60,7 @@ def test_every_subcommand_has_one_function() -> None:
         ["cluster", "status"],
         ["reconcile"],
         ["status"],
+        ["plan", "--pipeline", "water_level_window_means"],
         ["demo", "--hours", "1"],
     ],
 )

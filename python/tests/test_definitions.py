@@ -9,6 +9,8 @@ from datetime import datetime
 
 import pytest
 
+from late_data.commands.plan import plan_definitions, plan_lines
+from late_data.project.pipelines import select_pipelines
 from late_data.project.raw_tables import Reading, append_readings
 from late_data.runtime.dbt_errors import DbtInvocationError
 from late_data.tables import versions as table_versions
@@ -50,6 +52,22 @@ def test_a_changed_definition_is_refused_until_a_full_refresh_applies_it(pipelin
     ):
         pipeline.run(at(3))
     assert table_state(pipeline) == before
+    # The plan names the change and what applying it rebuilds and reads, counted again here.
+    result = pipeline.spark.sql(
+        f"select count(*), count(distinct partition_start), min(window_start), max(window_start) from {pipeline.means_table}"
+    ).first()
+    raw_rows = pipeline.spark.sql(f"select count(*) from {pipeline.raw_table}").first()[0]
+    lines = plan_lines(plan_definitions(pipeline.project, select_pipelines(pipeline.project)))
+    assert lines[-1] == "plan: 1 of 2 pipelines changed"
+    assert lines[0] == "plan: page_error_rates: unchanged" or lines[0].startswith(
+        "plan: page_error_rates: no definition"
+    )
+    assert lines[1] == (
+        'plan: water_level_window_means: the late windows: {"water_level_readings": 600} ->'
+        f' {{"water_level_readings": 900}}. Applying it rebuilds the pipeline whole: {result[0]:,} windows in'
+        f" {result[1]:,} partitions from {result[2]} to {result[3]}, reading {raw_rows:,} rows of"
+        f" {pipeline.raw_table} (dbt build --full-refresh --select water_level_window_means+)"
+    )
 
     # Back to the definition the tables were built with: the same run goes through (no false alarm).
     pipeline.project.use_vars(TEST_VARS)
@@ -58,6 +76,12 @@ def test_a_changed_definition_is_refused_until_a_full_refresh_applies_it(pipelin
     assert len(runs) == 2 and runs[0][1] == runs[1][1]
     assert runs[0][1]["late_windows"] == json.dumps({"water_level_readings": 600})
     assert runs[0][1]["select"]  # the model's code, digested
+    assert plan_lines(
+        plan_definitions(pipeline.project, select_pipelines(pipeline.project, ["water_level_window_means"]))
+    ) == [
+        "plan: water_level_window_means: unchanged",
+        "plan: 0 of 1 pipelines changed",
+    ]
 
     # A full refresh applies the new definition; the runs after it take it as it stands.
     pipeline.project.use_vars({**TEST_VARS, "late_window_seconds": 900})

@@ -133,8 +133,9 @@
 {% macro describe_pipelines() %}
     {#- For `dbt run-operation late_data.describe_pipelines` (what `late-data` reads): one log line
         per late-data pipeline of the project, `late-data pipeline {...}`, its settings as
-        late_data.pipeline works them out, its relations, its histories and the source tables it
-        reads; and first `late-data target {...}`: the target schema, which holds the run audit. -#}
+        late_data.pipeline works them out, its relations, its histories, the source tables it
+        reads and its definition (late_data.pipeline_definition); and first `late-data target
+        {...}`: the target schema, which holds the run audit. -#}
     {%- do log('late-data target ' ~ tojson({'schema': target.schema, 'audit': late_data.run_audit_relation().render()}), info=true) -%}
     {%- for node in late_data.filter_nodes('pipeline') -%}
         {%- set pipeline = late_data.pipeline(node) -%}
@@ -152,7 +153,10 @@
         {%- for source_node in graph.sources.values() if source_node.name in pipeline.source_tables -%}
             {%- do sources.append({'name': source_node.name, 'relation': source_node.schema ~ '.' ~ source_node.identifier}) -%}
         {%- endfor -%}
-        {%- do described.update({'relations': relations, 'histories': histories, 'sources': sources, 'tags': node.tags}) -%}
+        {%- do described.update({
+            'relations': relations, 'histories': histories, 'sources': sources, 'tags': node.tags,
+            'definition': late_data.pipeline_definition(pipeline),
+        }) -%}
         {%- do log('late-data pipeline ' ~ tojson(described), info=true) -%}
     {%- endfor -%}
 {% endmacro %}

@@ -5,6 +5,7 @@ macros (audit/)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -259,6 +260,22 @@ def last_runs(project: DbtProject) -> list[dict[str, Any]]:
         order by model
         """
     )
+
+
+def recorded_definitions(project: DbtProject) -> dict[str, dict[str, Any]]:
+    """Per model, the definition its last successful scheduled, reconcile or full-refresh run recorded
+    (late_data.pipeline_definition): what its tables were built with. Models whose runs recorded none
+    (built before the audit had a definition) are left out."""
+    audit = f"{project.target_schema()}.{AUDIT}"
+    rows = project.query(
+        f"""
+        select model, max_by(definition, run_time) as definition
+        from {audit}
+        where outcome = 'success' and run_kind not in ('backfill', 'held') and definition is not null
+        group by model
+        """
+    )
+    return {row["model"]: json.loads(row["definition"]) for row in rows}
 
 
 def interrupted_writes(project: DbtProject, results: dict[str, str]) -> list[dict[str, Any]]:

@@ -69,6 +69,9 @@ class Pipeline:
     # Session windows (docs/design.md, "Sessions"): the gap that ends one and the longest one; None for fixed windows.
     session_gap_seconds: int | None = None
     max_session_seconds: int | None = None
+    # What computes its numbers (late_data.pipeline_definition): the select's digest and the settings
+    # that change a window, by part; what the run audit records with every run.
+    definition: dict[str, Any] = field(default_factory=dict)
 
     @property
     def table(self) -> str:
@@ -129,6 +132,7 @@ def from_description(described: dict[str, Any]) -> Pipeline:
         publish_thresholds=dict(described.get("publish_thresholds") or {}),
         session_gap_seconds=described.get("session_gap"),
         max_session_seconds=described.get("max_session"),
+        definition=dict(described.get("definition") or {}),
         dimensions=tuple(
             Dimension(
                 name=dimension["name"],

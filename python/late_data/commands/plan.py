@@ -1,0 +1,106 @@
+"""`late-data plan`: for each pipeline, whether its definition (late_data.pipeline_definition: its
+select and the settings that change a window) differs from the one its tables were built with, the
+class of each change, and what applying it rebuilds and reads. A run refuses such a change
+(late_data.check_definition); the plan says what the rebuild that applies it will cost first."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from late_data.project.audit import recorded_definitions
+from late_data.project.pipelines import Pipeline
+from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.timeutil import format_timestamp
+
+# The definition's parts, as a change of each is named (measures are named one by one).
+CHANGE_CLASSES = {
+    "select": "the select redefined",
+    "window": "the window layout",
+    "series_key": "the series key",
+    "event_key": "the event key",
+    "late_windows": "the late windows",
+    "dimensions": "the dimensions",
+    "tie_breaker": "the tie breaker",
+    "source_column": "the source column",
+}
+
+
+@dataclass(frozen=True)
+class PipelinePlan:
+    name: str
+    changes: list[str]  # empty: unchanged
+    recorded: bool  # whether a run recorded a definition for its tables
+    windows: int = 0
+    partitions: int = 0
+    first_window: Any = None
+    last_window: Any = None
+    raw_rows: dict[str, int] | None = None
+
+    def line(self) -> str:
+        if not self.recorded:
+            return f"{self.name}: no definition recorded yet (not built, or built before runs recorded one)"
+        if not self.changes:
+            return f"{self.name}: unchanged"
+        reads = ", ".join(f"{rows:,} rows of {table}" for table, rows in (self.raw_rows or {}).items())
+        span = (
+            f" from {format_timestamp(self.first_window)} to {format_timestamp(self.last_window)}"
+            if self.first_window is not None
+            else ""
+        )
+        return (
+            f"{self.name}: {'; '.join(self.changes)}. Applying it rebuilds the pipeline whole: {self.windows:,}"
+            f" windows in {self.partitions:,} partitions{span}, reading {reads or 'no raw rows'}"
+            f" (dbt build --full-refresh --select {self.name}+)"
+        )
+
+
+def measure_changes(recorded: str | None, current: str | None) -> list[str]:
+    """`measure added: x`, `measure removed: y`, `measure redefined: z`, from two definitions' measures."""
+    before = {measure["name"]: measure for measure in json.loads(recorded or "[]")}
+    after = {measure["name"]: measure for measure in json.loads(current or "[]")}
+    return [
+        *(f"measure added: {name}" for name in after if name not in before),
+        *(f"measure removed: {name}" for name in before if name not in after),
+        *(f"measure redefined: {name}" for name in after if name in before and after[name] != before[name]),
+    ]
+
+
+def definition_changes(recorded: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """Each change between a recorded and the current definition, classed."""
+    changes = measure_changes(recorded.get("measures"), current.get("measures"))
+    for part, named in CHANGE_CLASSES.items():
+        if recorded.get(part) != current.get(part):
+            changes.append(
+                f"{named}: {recorded.get(part)} -> {current.get(part)}" if part in ("late_windows", "window") else named
+            )
+    return changes
+
+
+def plan_pipeline(project: DbtProject, pipeline: Pipeline, recorded: dict[str, Any] | None) -> PipelinePlan:
+    if recorded is None:
+        return PipelinePlan(pipeline.name, [], recorded=False)
+    changes = definition_changes(recorded, pipeline.definition)
+    if not changes:
+        return PipelinePlan(pipeline.name, [], recorded=True)
+    [scope] = project.query(
+        f"select count(*) as windows, count(distinct partition_start) as partitions,"
+        f" min(window_start) as first_window, max(window_start) as last_window from {pipeline.result}"
+    )
+    raw_rows = {
+        relation: int(project.query(f"select count(*) as n from {relation}")[0]["n"])
+        for _, relation in pipeline.sources
+    }
+    return PipelinePlan(pipeline.name, changes, True, raw_rows=raw_rows, **scope)
+
+
+def plan_definitions(project: DbtProject, pipelines: list[Pipeline]) -> list[PipelinePlan]:
+    recorded = recorded_definitions(project)
+    return [plan_pipeline(project, pipeline, recorded.get(pipeline.table)) for pipeline in pipelines]
+
+
+def plan_lines(plans: list[PipelinePlan]) -> list[str]:
+    """What `late-data plan` prints: a line per pipeline, then how many changed."""
+    changed = sum(1 for plan in plans if plan.changes)
+    return [*(f"plan: {plan.line()}" for plan in plans), f"plan: {changed} of {len(plans)} pipelines changed"]
