@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -393,3 +394,25 @@ def test_maintenance_passes_its_snapshot_retention_to_the_macro() -> None:
     ]
     with pytest.raises(ValueError, match="keep_hours"):
         Upkeep(maintain_every=60, keep_hours=-1)
+
+
+def test_plan_classes_each_change_of_a_definition() -> None:
+    """`late-data plan`'s classes, on two definitions as the audit stores them (no Spark)."""
+    from late_data.commands.plan import definition_changes
+
+    count = {"name": "n", "kind": "count", "column": None, "expression": None, "p": None}
+    mean = {"name": "m", "kind": "mean", "column": "v", "expression": None, "p": None}
+    before = {"select": "a1", "measures": json.dumps([count, mean]), "window": "[60, 60, null, null, 300]"}
+    after = {
+        "select": "b2",
+        "measures": json.dumps([count, {**mean, "column": "w"}, {**mean, "name": "p99", "kind": "percentile"}]),
+        "window": "[60, 60, null, null, 600]",
+    }
+    assert definition_changes(before, after) == [
+        "measure added: p99",
+        "measure redefined: m",
+        "the select redefined",
+        "the window layout: [60, 60, null, null, 300] -> [60, 60, null, null, 600]",
+    ]
+    assert definition_changes(after, before)[:2] == ["measure removed: p99", "measure redefined: m"]
+    assert definition_changes(before, before) == []
