@@ -7,6 +7,7 @@ import json
 from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -416,3 +417,22 @@ def test_plan_classes_each_change_of_a_definition() -> None:
     ]
     assert definition_changes(after, before)[:2] == ["measure removed: p99", "measure redefined: m"]
     assert definition_changes(before, before) == []
+
+
+def test_plan_reads_no_definition_from_an_audit_without_one() -> None:
+    """An audit no run has made yet, or one of an earlier version (no `definition` column until a
+    run adds it): every pipeline has no definition recorded, and the audit is not queried."""
+    from late_data.project.audit import recorded_definitions
+
+    def project(tables: dict[str, list[str]]) -> Any:
+        def query(sql: str) -> list[Any]:
+            raise AssertionError(f"queried: {sql}")
+
+        spark = SimpleNamespace(
+            catalog=SimpleNamespace(tableExists=lambda name: name in tables),
+            table=lambda name: SimpleNamespace(columns=tables[name]),
+        )
+        return SimpleNamespace(target_schema=lambda: "analytics", spark=spark, query=query)
+
+    assert recorded_definitions(project({})) == {}
+    assert recorded_definitions(project({"analytics.late_data_run_audit": ["model", "run_time", "outcome"]})) == {}

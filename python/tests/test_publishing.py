@@ -150,9 +150,9 @@ def test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_
         f"{version.name}: backfill published, then rolled back by {undone.name} at"
     )
     if project.project.environment.table_format != "iceberg":
-        # The rest is the same code on either format but for a restore to a version by its name.
-        rollback(project.project, settings, None, version.name, None, at(22.5))
-        assert result(pipeline) == after_publish
+        # The rest runs no code of a table format's but the restores the rollback above ran (a
+        # rollback to a named version restores the versions the name recorded, as one to a run
+        # time restores the versions the audit gives): Iceberg's run proves it.
         return
     with pytest.raises(PublishRefused, match=f"rolled back by {undone.name}: `late-data rollback --to {version.name}`"):
         publish(project.project, version.name, {})

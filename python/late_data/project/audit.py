@@ -265,8 +265,11 @@ def last_runs(project: DbtProject) -> list[dict[str, Any]]:
 def recorded_definitions(project: DbtProject) -> dict[str, dict[str, Any]]:
     """Per model, the definition its last successful scheduled, reconcile or full-refresh run recorded
     (late_data.pipeline_definition): what its tables were built with. Models whose runs recorded none
-    (built before the audit had a definition) are left out."""
+    (built before the audit had a definition) are left out, and so is every model when no run has
+    made the audit yet or no run of this version has added its definition column."""
     audit = f"{project.target_schema()}.{AUDIT}"
+    if not project.spark.catalog.tableExists(audit) or "definition" not in project.spark.table(audit).columns:
+        return {}
     rows = project.query(
         f"""
         select model, max_by(definition, run_time) as definition
