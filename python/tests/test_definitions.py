@@ -10,6 +10,7 @@ from datetime import datetime
 import pytest
 
 from late_data.commands.plan import plan_definitions, plan_lines
+from late_data.project.audit import history_as_of
 from late_data.project.pipelines import select_pipelines
 from late_data.project.raw_tables import Reading, append_readings
 from late_data.runtime.dbt_errors import DbtInvocationError
@@ -83,7 +84,10 @@ def test_a_changed_definition_is_refused_until_a_full_refresh_applies_it(pipelin
         "plan: 0 of 1 pipelines changed",
     ]
 
-    # A full refresh applies the new definition; the runs after it take it as it stands.
+    # 08:00's windows final (at 08:11, the late window of 600 s), then a full refresh applies the
+    # new definition at 08:13: under 900 s they are final only at 08:16, so it publishes a version of
+    # each, labelled with the change of definition. The runs after it take the definition as it stands.
+    pipeline.run(at(12))
     pipeline.project.use_vars({**TEST_VARS, "late_window_seconds": 900})
     pipeline.project.invoke(
         [
@@ -95,9 +99,39 @@ def test_a_changed_definition_is_refused_until_a_full_refresh_applies_it(pipelin
             "resource_type:test",
             "resource_type:unit_test",
         ],
-        {"run_time": "2026-03-03 08:04:00"},
+        {"run_time": "2026-03-03 08:13:00"},
     )
-    pipeline.run(at(5))
+    pipeline.run(at(14))
     runs = recorded(pipeline)
     assert [kind for kind, _ in runs[-2:]] == ["full_refresh", "scheduled"]
     assert runs[-1][1]["late_windows"] == json.dumps({"water_level_readings": 900})
+    # Each version says which definition computed it (the digest of what its run recorded), and the
+    # versions the full refresh published are the definition's change, every other one is not.
+    digests = dict(
+        pipeline.spark.sql(
+            f"select run_time, substr(md5(definition), 1, 12) from {pipeline.project.target_schema()}.late_data_run_audit"
+            " where model = 'water_level_window_means' and outcome = 'success'"
+        ).collect()
+    )
+    revisions = pipeline.spark.sql(
+        "select location, valid_from, is_final, revision_reason, definition_id"
+        f" from {pipeline.project.target_schema()}.water_level_window_revisions order by location, valid_from"
+    ).collect()
+    assert [(row["location"], row["valid_from"], row["is_final"], row["revision_reason"]) for row in revisions] == [
+        ("bridge", at(1), False, "initial"),
+        ("bridge", at(12), True, "finalized"),
+        ("bridge", at(13), False, "definition_change"),
+        ("harbour", at(1), False, "initial"),
+        ("harbour", at(3), False, "late_data"),
+        ("harbour", at(12), True, "finalized"),
+        ("harbour", at(13), False, "definition_change"),
+    ]
+    assert all(row["definition_id"] == digests[row["valid_from"]] for row in revisions)
+    # Read as of a moment before the rebuild, the history gives the old definition's state.
+    history = f"{pipeline.project.target_schema()}.water_level_window_means_history"
+    finality = lambda moment: sorted(
+        tuple(row) for row in history_as_of(pipeline.spark, history, moment, "location, is_final").collect()
+    )
+    assert finality(at(12.5)) == [("bridge", True), ("harbour", True)]
+    assert finality(at(13.5)) == [("bridge", False), ("harbour", False)]
+    assert digests[at(13)] != digests[at(12)] == digests[at(1)]

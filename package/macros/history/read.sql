@@ -19,7 +19,11 @@
 
 {% macro window_revisions(history, pipeline, count_column=none, value_column=none) %}
     {#- Every version in a late-data `history`, per window, numbered, with the change from the previous
-        version and a reason: initial, backfill (a backfill run wrote it), dimension_change (a
+        version, a reason and the definition that computed it (definition_id: the digest of the
+        pipeline's definition its run recorded, late_data.pipeline_definition; null for runs that
+        recorded none). The reasons: initial, definition_change (the first run under another
+        definition than the pipeline's previous run wrote it: a full refresh that applied a change of
+        the model or its settings), backfill (a backfill run wrote it), dimension_change (a
         change of a dimension the pipeline joins at event time moved versions in or out), late_data
         (more rows), correction (fewer rows, or another value at the same count) or finalized
         (status only);
@@ -38,10 +42,13 @@
 
         select
             versions.*,
+            run_definitions.definition_id,
+            run_definitions.definition_changed,
             row_number() over window_versions as version_number,
             lag(versions.{{ count_column }}) over window_versions as previous_count,
             lag(versions.{{ value_column }}) over window_versions as previous_value
         from {{ history }} as versions
+        left join run_definitions on versions.invocation_id = run_definitions.invocation_id
         window window_versions as (
             partition by {% for key in key_columns %}versions.{{ key }}{{ ', ' if not loop.last }}{% endfor %}
             order by versions.dbt_valid_from
@@ -51,7 +58,8 @@
 
     select
         {{- late_data.revision_columns(key_columns, count_column, value_column, 'numbered') }}
-        {{ late_data.revision_reason(pipeline, count_column, value_column) }} as revision_reason
+        {{ late_data.revision_reason(pipeline, count_column, value_column) }} as revision_reason,
+        numbered.definition_id
     from numbered
     left join run_kinds on numbered.invocation_id = run_kinds.invocation_id
     {%- if pipeline.dimensions %}
@@ -85,8 +93,10 @@
 
 {% macro revision_runs(pipeline) %}
     {#- The CTEs (each followed by a comma) a pipeline's revisions read from the run audit: each
-        run's kind (run_kinds) and, for a pipeline with dimensions, the windows a dimension change
-        changed in each run (dimension_changes). -#}
+        run's kind (run_kinds), the definition each successful run of the pipeline recorded and
+        whether it differs from the one its previous such run recorded (run_definitions), and, for a
+        pipeline with dimensions, the windows a dimension change changed in each run
+        (dimension_changes). -#}
     run_kinds as (
 
         select distinct
@@ -94,6 +104,28 @@
             run_kind
         from {{ late_data.run_audit_relation() }}
         where model_role = 'windows'
+
+    ),
+
+    recorded_definitions as (
+
+        select
+            invocation_id,
+            max(definition) as definition,
+            max(recorded_at) as recorded_at
+        from {{ late_data.run_audit_relation() }}
+        where model = {{ late_data.sql_string(pipeline.alias) }} and outcome = 'success' and definition is not null
+        group by invocation_id
+
+    ),
+
+    run_definitions as (
+
+        select
+            invocation_id,
+            substr(md5(definition), 1, 12) as definition_id,
+            coalesce(definition != lag(definition) over (order by recorded_at), false) as definition_changed
+        from recorded_definitions
 
     ),
 
@@ -116,6 +148,7 @@
         joined) differs from the window's previous one. -#}
     case
         when numbered.version_number = 1 then 'initial'
+        when numbered.definition_changed then 'definition_change'
         when run_kinds.run_kind = 'backfill' then 'backfill'
         {%- if pipeline.dimensions %}
         when dimension_changes.window_key is not null then 'dimension_change'

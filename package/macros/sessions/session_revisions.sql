@@ -15,9 +15,12 @@
     numbered as (
 
         select
-            *,
-            row_number() over (partition by window_key order by dbt_valid_from) as version_number
-        from {{ history }}
+            versions.*,
+            run_definitions.definition_id,
+            run_definitions.definition_changed,
+            row_number() over (partition by versions.window_key order by versions.dbt_valid_from) as version_number
+        from {{ history }} as versions
+        left join run_definitions on versions.invocation_id = run_definitions.invocation_id
 
     ),
 
@@ -28,6 +31,7 @@
         numbered.window_end,
         case
             when predecessors.dbt_scd_id is null then 'initial'
+            when numbered.definition_changed then 'definition_change'
             when run_kinds.run_kind = 'backfill' then 'backfill'
             when predecessors.predecessor_versions > 1 then 'merged'
             when predecessors.most_successors > 1 then 'split'
@@ -35,7 +39,8 @@
             when numbered.{{ count_column }} > predecessors.previous_count then 'late_data'
             when not numbered.{{ value_column }} <=> predecessors.previous_value then 'correction'
             else 'finalized'
-        end as revision_reason
+        end as revision_reason,
+        numbered.definition_id
     from numbered
     left join predecessors on numbered.dbt_scd_id = predecessors.dbt_scd_id
     left join run_kinds on numbered.invocation_id = run_kinds.invocation_id
