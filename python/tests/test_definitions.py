@@ -13,6 +13,7 @@ from late_data.commands.plan import plan_definitions, plan_lines
 from late_data.project.audit import history_as_of
 from late_data.project.pipelines import select_pipelines
 from late_data.project.raw_tables import Reading, append_readings
+from late_data.publishing.rollback import rollback
 from late_data.runtime.dbt_errors import DbtInvocationError
 from late_data.tables import versions as table_versions
 from tests.helpers import TEST_VARS, Pipeline, clock
@@ -135,3 +136,13 @@ def test_a_changed_definition_is_refused_until_a_full_refresh_applies_it(pipelin
     assert finality(at(12.5)) == [("bridge", True), ("harbour", True)]
     assert finality(at(13.5)) == [("bridge", False), ("harbour", False)]
     assert digests[at(13)] != digests[at(12)] == digests[at(1)]
+
+    # A rollback to the last run before the rebuild returns the tables to the old definition: a run
+    # of the new one is refused again, one of the old one goes on.
+    settings = select_pipelines(pipeline.project, ["water_level_window_means"])
+    rollback(pipeline.project, settings, at(12), None, None, at(14.5))
+    assert finality(at(14.6)) == [("bridge", True), ("harbour", True)]
+    with pytest.raises(DbtInvocationError, match=r"changed since its tables were built \(late_windows\)"):
+        pipeline.run(at(15))
+    pipeline.project.use_vars(TEST_VARS)
+    pipeline.run(at(15))
