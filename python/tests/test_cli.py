@@ -424,15 +424,23 @@ def test_plan_reads_no_definition_from_an_audit_without_one() -> None:
     run adds it): every pipeline has no definition recorded, and the audit is not queried."""
     from late_data.project.audit import recorded_definitions
 
-    def project(tables: dict[str, list[str]]) -> Any:
-        def query(sql: str) -> list[Any]:
+    def project(schemas: dict[str, dict[str, list[str]]]) -> Any:
+        """A project whose catalog holds `schemas` ({schema: {table: columns}}) and answers only
+        the catalog's questions (show schemas, show tables, describe)."""
+
+        def query(sql: str) -> list[dict[str, Any]]:
+            words = sql.split()
+            if words[:2] == ["show", "schemas"]:
+                return [{"namespace": name} for name in schemas if f"'{name}'" == words[-1]]
+            if words[:2] == ["show", "tables"]:
+                return [{"tableName": name} for name in schemas[words[3]]]
+            if words[0] == "describe":
+                schema, table = words[1].split(".")
+                return [{"col_name": name} for name in schemas[schema][table]]
             raise AssertionError(f"queried: {sql}")
 
-        spark = SimpleNamespace(
-            catalog=SimpleNamespace(tableExists=lambda name: name in tables),
-            table=lambda name: SimpleNamespace(columns=tables[name]),
-        )
-        return SimpleNamespace(target_schema=lambda: "analytics", spark=spark, query=query)
+        return SimpleNamespace(target_schema=lambda: "analytics", query=query)
 
     assert recorded_definitions(project({})) == {}
-    assert recorded_definitions(project({"analytics.late_data_run_audit": ["model", "run_time", "outcome"]})) == {}
+    assert recorded_definitions(project({"analytics": {}})) == {}
+    assert recorded_definitions(project({"analytics": {"late_data_run_audit": ["model", "run_time", "outcome"]}})) == {}

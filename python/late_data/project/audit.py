@@ -268,7 +268,10 @@ def recorded_definitions(project: DbtProject) -> dict[str, dict[str, Any]]:
     (built before the audit had a definition) are left out, and so is every model when no run has
     made the audit yet or no run of this version has added its definition column."""
     audit = f"{project.target_schema()}.{AUDIT}"
-    if not project.spark.catalog.tableExists(audit) or "definition" not in project.spark.table(audit).columns:
+    # Through the target's own engine, as the plan's other reads: no Spark of its own on Thrift.
+    if AUDIT not in existing_tables(project.query, project.target_schema()):
+        return {}
+    if "definition" not in {row["col_name"] for row in project.query(f"describe {audit}")}:
         return {}
     rows = project.query(
         f"""
