@@ -36,7 +36,6 @@ SLOWEST_MODULES = (
     "test_bench.py",
     "test_corrections.py",
     "test_definitions.py",
-    "test_maintenance.py",
     "test_generator_and_dbt_tests.py",
     "test_dbt_adapter_suites.py",
 )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame
@@ -59,6 +60,12 @@ def page_counts(**overrides: Any) -> PageScenario:
 def clock(origin: datetime) -> Callable[[float], datetime]:
     """Moments as minutes after a test's origin, so hand-made rows and run times read as a timeline."""
     return lambda minutes: origin + timedelta(minutes=minutes)
+
+
+def data_file_path(file_path: str) -> Path:
+    """A data file's path on disk from a table format's file listing (Iceberg's `files`, Delta's add
+    actions): as written there, escapes included (a partition folder's `:` is `%3A` on disk too)."""
+    return Path(file_path.removeprefix("file:"))
 
 
 def partition_of(moment: datetime) -> datetime:
