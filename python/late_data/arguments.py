@@ -284,6 +284,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     plan.add_argument("--pipeline", action="append", default=None, help="repeatable; default: every pipeline")
 
+    apply = commands.add_parser(
+        "apply",
+        help="rebuild each pipeline whose definition changed in a stage, with its validation summary; readers see"
+        " nothing until `late-data publish <name>`",
+    )
+    apply.add_argument("--pipeline", action="append", default=None, help="repeatable; default: every changed pipeline")
+    apply.add_argument("--run-time", type=parse_time, default=None, help="default: now (UTC)")
+    apply.add_argument(
+        "--name", type=version_name, default=None, help="its version name (default apply_<yyyymmdd>_r<n>)"
+    )
+
     demo = commands.add_parser("demo", help="2 hours of the scenario on a simulated clock, then the oracle")
     demo.add_argument("--hours", type=positive_float, default=2.0)
     demo.add_argument("--interval", type=positive_int, default=900, help="seconds between simulated runs")

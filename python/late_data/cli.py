@@ -25,6 +25,7 @@ from late_data.project.audit import require_built
 from late_data.project.pipelines import Pipeline, scheduled_nodes, select_pipelines
 from late_data.project.raw_tables import create_raw_tables, require_raw_tables, require_sources
 from late_data.publishing.named_versions import (
+    PublishRefused,
     require_nothing_unfinished,
     unfinished_lines,
     validate_name,
@@ -32,7 +33,7 @@ from late_data.publishing.named_versions import (
 )
 from late_data.publishing.publish import discard, pipeline_thresholds, publish, violations
 from late_data.publishing.rollback import rollback
-from late_data.publishing.stage import stage_backfill
+from late_data.publishing.stage import PartitionSummary, stage_apply, stage_backfill
 from late_data.running.backfill import run_backfill
 from late_data.running.scheduler import (
     Upkeep,
@@ -242,12 +243,7 @@ def stage_command(project: DbtProject, pipelines: list[Pipeline], args: argparse
         args.name,
         project.environment.home,
     )
-    for row in summary:
-        print(
-            f"{row.pipeline} {row.partition_start}: windows {row.windows_before} -> {row.windows_after},"
-            f" changed {row.windows_changed}, final revised {row.final_windows_revised}, rows {row.rows_before} ->"
-            f" {row.rows_after}, total {row.total_before} -> {row.total_after} ({row.relative_change:.2%})"
-        )
+    print_summary(summary)
     refused = violations(summary, version.detail["windows_in_range"], pipeline_thresholds(pipelines, {}))
     for line in refused:
         print(f"over a threshold: {line}")
@@ -257,6 +253,15 @@ def stage_command(project: DbtProject, pipelines: list[Pipeline], args: argparse
         f" nothing published: `late-data publish {version.name}`" + (" would be refused" if refused else "")
     )
     return 0
+
+
+def print_summary(summary: list[PartitionSummary]) -> None:
+    for row in summary:
+        print(
+            f"{row.pipeline} {row.partition_start}: windows {row.windows_before} -> {row.windows_after},"
+            f" changed {row.windows_changed}, final revised {row.final_windows_revised}, rows {row.rows_before} ->"
+            f" {row.rows_after}, total {row.total_before} -> {row.total_after} ({row.relative_change:.2%})"
+        )
 
 
 def publish_command(args: argparse.Namespace) -> int:
@@ -374,6 +379,38 @@ def plan_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def apply_command(args: argparse.Namespace) -> int:
+    project = open_project(writer="apply")
+    require_built(project)
+    pipelines = select_pipelines(project, args.pipeline)
+    plans = {plan.name: plan for plan in plan_definitions(project, pipelines)}
+    changed = [pipeline for pipeline in pipelines if plans[pipeline.name].changes]
+    if not changed:
+        raise PublishRefused(
+            "nothing to apply: every selected pipeline's definition is the one its tables were built with"
+            " (`late-data plan` says so per pipeline)"
+        )
+    version, summary = stage_apply(
+        project,
+        changed,
+        {pipeline.name: plans[pipeline.name].changes for pipeline in changed},
+        args.run_time or utc_now(),
+        args.name,
+        project.environment.home,
+    )
+    print_summary(summary)
+    refused = violations(summary, version.detail["windows_in_range"], pipeline_thresholds(changed, {}))
+    for line in refused:
+        print(f"over a threshold: {line}")
+    print(
+        f"apply: staged {version.name} ({', '.join(version.pipelines)} rebuilt by its new definition):"
+        f" {sum(row.windows_changed for row in summary)} windows change in {len(summary)} partitions; summary"
+        f" {version.detail['summary']}; nothing published: `late-data publish {version.name}`"
+        + (" would be refused" if refused else "")
+    )
+    return 0
+
+
 def demo_command(args: argparse.Namespace) -> int:
     from late_data.demo.demo import run_demo
 
@@ -400,6 +437,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "explain": explain_command,
     "status": status_command,
     "plan": plan_command,
+    "apply": apply_command,
     "demo": demo_command,
 }
 

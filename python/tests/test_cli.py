@@ -46,6 +46,7 @@ def test_every_subcommand_has_one_function() -> None:
         "reconcile",
         "status",
         "plan",
+        "apply",
         "demo",
     }
 

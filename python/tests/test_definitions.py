@@ -1,19 +1,24 @@
 """A pipeline's definition (its select and the settings that change a window's value or place) is
 recorded with every run; a run whose definition differs from the one its tables were built with is
-refused before it writes, naming what changed, and a full refresh applies the change."""
+refused before it writes, naming what changed, and a staged apply publishes the change."""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
+from late_data.commands.check import check_pipeline
 from late_data.commands.plan import plan_definitions, plan_lines
 from late_data.project.audit import history_as_of
 from late_data.project.pipelines import select_pipelines
 from late_data.project.raw_tables import Reading, append_readings
+from late_data.publishing.named_versions import version_lines
+from late_data.publishing.publish import publish
 from late_data.publishing.rollback import rollback
+from late_data.publishing.stage import stage_apply
 from late_data.runtime.dbt_errors import DbtInvocationError
 from late_data.tables import versions as table_versions
 from tests.helpers import TEST_VARS, Pipeline, clock
@@ -37,7 +42,14 @@ def recorded(pipeline: Pipeline) -> list[tuple[str, dict[str, object]]]:
     return [(row["run_kind"], json.loads(row["definition"])) for row in rows]
 
 
-def test_a_changed_definition_is_refused_until_a_full_refresh_applies_it(pipeline: Pipeline) -> None:
+def result_rows(pipeline: Pipeline, table: str | None = None) -> list[tuple[object, ...]]:
+    """(location, is_final, reading_count, value_sum) of each window, in order."""
+    table = table or pipeline.means_table
+    rows = pipeline.spark.sql(f"select location, is_final, reading_count, value_sum from {table} order by 1").collect()
+    return [tuple(row) for row in rows]
+
+
+def test_a_changed_definition_is_refused_until_a_staged_apply_publishes_it(pipeline: Pipeline, tmp_path: Path) -> None:
     add = lambda *readings: append_readings(pipeline.spark, pipeline.raw_table, readings)
     add(Reading("a", "harbour", at(0.2), 1.0, at(0.3)), Reading("b", "bridge", at(0.4), 4.0, at(0.5)))
     pipeline.run(at(1))
@@ -49,8 +61,8 @@ def test_a_changed_definition_is_refused_until_a_full_refresh_applies_it(pipelin
     with pytest.raises(
         DbtInvocationError,
         match=r"the definition of water_level_window_means changed since its tables were built \(late_windows\)"
-        r".* nothing was written\. Rebuild it from its raw sources: dbt build --full-refresh"
-        r" --select water_level_window_means\+",
+        r".* nothing was written\. Rebuild it from its raw sources in a stage \(late-data plan, then late-data"
+        r" apply\), or in place: dbt build --full-refresh --select water_level_window_means\+",
     ):
         pipeline.run(at(3))
     assert table_state(pipeline) == before
@@ -85,24 +97,29 @@ def test_a_changed_definition_is_refused_until_a_full_refresh_applies_it(pipelin
         "plan: 0 of 1 pipelines changed",
     ]
 
-    # 08:00's windows final (at 08:11, the late window of 600 s), then a full refresh applies the
-    # new definition at 08:13: under 900 s they are final only at 08:16, so it publishes a version of
-    # each, labelled with the change of definition. The runs after it take the definition as it stands.
+    # 08:00's windows final (at 08:11, the late window of 600 s), then the new definition applied
+    # at 08:13 in a stage: under 900 s they are final only at 08:16, so the rebuild publishes a
+    # version of each, labelled with the change of definition. Readers see nothing of it until
+    # it is published; the runs after it take the definition as it stands.
     pipeline.run(at(12))
+    published, before_apply = result_rows(pipeline), table_state(pipeline)
     pipeline.project.use_vars({**TEST_VARS, "late_window_seconds": 900})
-    pipeline.project.invoke(
-        [
-            "build",
-            "--full-refresh",
-            "--select",
-            "tag:water_level",
-            "--exclude",
-            "resource_type:test",
-            "resource_type:unit_test",
-        ],
-        {"run_time": "2026-03-03 08:13:00"},
+    settings = select_pipelines(pipeline.project, ["water_level_window_means"])
+    version, summary = stage_apply(
+        pipeline.project, settings, {"water_level_window_means": ["the late windows"]}, at(13), None, tmp_path
     )
+    assert version.name == "apply_20260303_r1"
+    assert (result_rows(pipeline), table_state(pipeline)) == (published, before_apply)
+    staged = f"{version.detail['stage_schema']}.water_level_window_means"
+    staged_rows = result_rows(pipeline, staged)
+    assert staged_rows == [(location, False, *values) for location, _, *values in published]
+    # Finality is not a value: the summary counts no window changed in the one partition.
+    assert [(row.partition_start, row.windows_before, row.windows_changed) for row in summary] == [(at(0), 2, 0)]
+    publish(pipeline.project, version.name, {})
+    assert result_rows(pipeline) == staged_rows
+    assert version_lines(pipeline.project)[0].startswith("apply_20260303_r1: apply published at")
     pipeline.run(at(14))
+    assert check_pipeline(pipeline.project, settings[0], None).mismatched == 0
     runs = recorded(pipeline)
     assert [kind for kind, _ in runs[-2:]] == ["full_refresh", "scheduled"]
     assert runs[-1][1]["late_windows"] == json.dumps({"water_level_readings": 900})

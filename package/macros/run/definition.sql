@@ -39,7 +39,7 @@
 {% macro check_definition(pipeline) %}
     {#- No silent mix: a run that adds to a pipeline's tables (scheduled, reconcile, backfill) with a
         definition other than the one its last scheduled, reconcile or full-refresh run recorded is
-        refused before it writes, naming each part that changed and the rebuild that applies it.
+        refused before it writes, naming each part that changed and the rebuilds that apply it.
         Tables whose runs recorded no definition (built before the audit had one) are taken as
         they are; their next run records it. -#}
     {%- set result = late_data.pipeline_relation(pipeline) -%}
@@ -55,7 +55,8 @@
         {%- do exceptions.raise_compiler_error(
             "late-data: the definition of " ~ result.identifier ~ " changed since its tables were built ("
             ~ changed | join(', ') ~ "): a run would mix two definitions in one table, so nothing was written."
-            ~ " Rebuild it from its raw sources: dbt build --full-refresh --select " ~ pipeline.name ~ "+"
+            ~ " Rebuild it from its raw sources in a stage (late-data plan, then late-data apply), or in place:"
+            ~ " dbt build --full-refresh --select " ~ pipeline.name ~ "+"
         ) -%}
     {%- endif -%}
     {{- return('') -}}

@@ -31,7 +31,7 @@ class PublishRefused(ValueError):
 @dataclass
 class NamedVersion:
     name: str
-    kind: str  # backfill or rollback
+    kind: str  # backfill, apply or rollback
     status: str  # staged, publishing, published, rolling_back, rolled_back
     pipelines: list[str]
     run_time: datetime | None  # the run whose state it holds (a backfill: its run time)
@@ -139,9 +139,9 @@ def require_nothing_unfinished(project: DbtProject, allow: str | None = None) ->
     """Writers refuse to build on a half-published backfill or a half-done rollback."""
     pending = unfinished(project)
     if pending is not None and pending.name != allow:
-        again = "late-data publish " + pending.name if pending.kind == "backfill" else "late-data rollback again"
+        again = "late-data publish " + pending.name if pending.kind != "rollback" else "late-data rollback again"
         raise PublishRefused(
-            f"{'publishing' if pending.kind == 'backfill' else 'the rollback'} {pending.name} was interrupted"
+            f"{'publishing' if pending.kind != 'rollback' else 'the rollback'} {pending.name} was interrupted"
             f" ({describe_switched(project, pending)}): run `{again}` to finish it first"
         )
 
@@ -209,8 +209,8 @@ def unfinished_lines(project: DbtProject) -> list[str]:
         if not published:
             return []
         return [f"last named version: {published[-1].name} ({state_label(published[-1], undone_by(project))})"]
-    command = f"late-data publish {pending.name}" if pending.kind == "backfill" else "late-data rollback"
+    command = f"late-data publish {pending.name}" if pending.kind != "rollback" else "late-data rollback"
     return [
-        f"{'publish' if pending.kind == 'backfill' else 'rollback'} {pending.name} interrupted:"
+        f"{'publish' if pending.kind != 'rollback' else 'rollback'} {pending.name} interrupted:"
         f" {describe_switched(project, pending)}; readers see the old state of the others; `{command}` finishes it"
     ]

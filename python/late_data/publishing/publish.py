@@ -20,6 +20,7 @@ from late_data.publishing.named_versions import (
     find_version,
     record,
     require_nothing_unfinished,
+    switched_tables,
 )
 from late_data.publishing.stage import PartitionSummary, drop_stage, read_summary, staged, touched_partitions
 from late_data.runtime.dbt_project import DbtProject
@@ -82,15 +83,16 @@ def publish(project: DbtProject, name: str, overrides: dict[str, Any]) -> NamedV
         raise PublishRefused(
             f"{name} was published and then rolled back by {undone}: `late-data rollback --to {name}` returns to it"
         )
-    if version.kind != "backfill" or version.status not in ("staged", "publishing"):
+    if version.kind not in ("backfill", "apply") or version.status not in ("staged", "publishing"):
         raise PublishRefused(
-            f"{name} is a {version.kind} that is {version.status}: only a staged backfill is published"
+            f"{name} is a {version.kind} that is {version.status}: only a staged backfill or apply is published"
         )
     pipelines = select_pipelines(project, version.pipelines)
     stage = version.detail["stage_schema"]
     if version.status == "staged":
         summary = read_summary(Path(version.detail["summary"]))
-        if not any(row.windows_changed for row in summary):
+        # An apply changing no window still publishes: its tables then record the new definition.
+        if version.kind == "backfill" and not any(row.windows_changed for row in summary):
             raise PublishRefused(f"{name} changes no window: nothing to publish (`late-data discard {name}` drops it)")
         refused = violations(summary, version.detail["windows_in_range"], pipeline_thresholds(pipelines, overrides))
         if refused:
@@ -105,7 +107,10 @@ def publish(project: DbtProject, name: str, overrides: dict[str, Any]) -> NamedV
                 )
         version.status = "publishing"
         record(project, version)
-    for pipeline in pipelines:
+    if version.kind == "apply":
+        for table in switched_tables(version):
+            replace_contents(project, staged(table, stage), table)
+    for pipeline in pipelines if version.kind == "backfill" else []:
         for table in [pipeline.result, *pipeline.history_tables]:
             partitions = touched_partitions(
                 project, staged(table, stage), version.detail["stage_base"].get(staged(table, stage))
@@ -139,10 +144,26 @@ def copy_partitions(project: DbtProject, source: str, target: str, partitions: l
     )
 
 
+def replace_contents(project: DbtProject, source: str, target: str) -> None:
+    """The target's rows replaced by the source's in one commit (a pipeline rebuilt by an apply),
+    after its columns are made the source's: a measure added is a column added, one removed a
+    column dropped (each a commit of the table's schema before it)."""
+    source_columns = {field.name: field.dataType.simpleString() for field in project.spark.table(source).schema}
+    target_columns = project.spark.table(target).columns
+    added = [f"{name} {kind}" for name, kind in source_columns.items() if name not in target_columns]
+    if added:
+        project.execute(f"alter table {target} add columns ({', '.join(added)})")
+    for name in target_columns:
+        if name not in source_columns:
+            project.execute(f"alter table {target} drop column {name}")
+    columns = ", ".join(project.spark.table(target).columns)
+    project.execute(f"insert into {target} replace where true select {columns} from {source}")
+
+
 def discard(project: DbtProject, name: str) -> None:
     version = find_version(project, name)
     if version.status != "staged":
-        raise PublishRefused(f"{name} is {version.status}: only a staged backfill is discarded")
+        raise PublishRefused(f"{name} is {version.status}: only a staged backfill or apply is discarded")
     drop_stage(project, version.detail["stage_schema"])
     version.status = "discarded"
     record(project, version)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
@@ -117,10 +117,123 @@ def stage_backfill(
     """The backfill computed in a stage schema; the published tables unchanged. Writes the change
     manifest and the validation summary under `home`/backfills/<name>/ and records the staged
     version (its base: each published table's version now)."""
+    name = new_version_name(project, name, "backfill", run_time)
+    manifests: list[Path] = []
+
+    def compute(staged_pipelines: list[Pipeline]) -> None:
+        manifests.append(
+            run_backfill(
+                project, staged_pipelines, start, end, chunk, include_too_late, run_time, home / "backfills" / name
+            )[1]
+        )
+
+    stage, base, stage_base, staged_from = build_stage(project, pipelines, name, compute)
+    summary = summarize(project, pipelines, stage, stage_base, start, end)
+    summary_path = manifests[0].parent / "validation_summary.csv"
+    write_summary(summary, summary_path)
+    version = NamedVersion(
+        name=name,
+        kind="backfill",
+        status="staged",
+        pipelines=[pipeline.name for pipeline in pipelines],
+        run_time=run_time,
+        base={table: version for table, version in base.items() if version is not None},
+        detail={
+            "from": format_timestamp(start),
+            "to": format_timestamp(end),
+            "include_too_late": include_too_late,
+            "stage_schema": stage,
+            "stage_base": stage_base,
+            "staged_from": staged_from,
+            "manifest": str(manifests[0]),
+            "summary": str(summary_path),
+            "windows_in_range": windows_in_range(project, pipelines, start, end),
+            "publishes": [
+                table
+                for pipeline in pipelines
+                for table in (pipeline.result, *pipeline.history_tables)
+                if table in base
+            ],
+        },
+    )
+    record(project, version)
+    return version, summary
+
+
+def stage_apply(
+    project: DbtProject,
+    pipelines: list[Pipeline],
+    changes: dict[str, list[str]],
+    run_time: datetime,
+    name: str | None,
+    home: Path,
+) -> tuple[NamedVersion, list[PartitionSummary]]:
+    """A change of the pipelines' definitions applied in a stage schema: each rebuilt from its raw
+    sources through its definition as the code now has it (dbt build --full-refresh: the versions
+    table, the result, the too-late listing, and the history, which closes every window whose
+    value changed as `definition_change`), at `run_time`; the published tables unchanged. Writes
+    the changes and the validation summary under `home`/applies/<name>/ and records the staged
+    version; `publish` replaces every table of the pipelines with its stage's, together."""
+    name = new_version_name(project, name, "apply", run_time)
+    folder = home / "applies" / name
+
+    def compute(staged_pipelines: list[Pipeline]) -> None:
+        project.invoke(
+            [*APPLY_RUN, " ".join(f"+{node}" for pipeline in staged_pipelines for node in pipeline.node_names)],
+            {"run_time": format_timestamp(run_time)},
+        )
+
+    stage, base, stage_base, staged_from = build_stage(project, pipelines, name, compute)
+    ranges = [published_range(project, pipeline) for pipeline in pipelines]
+    start = min((first for first, _ in ranges if first is not None), default=run_time)
+    end = max((last for _, last in ranges if last is not None), default=run_time) + timedelta(microseconds=1)
+    summary = summarize(project, pipelines, stage, stage_base, start, end)
+    write_summary(summary, folder / "validation_summary.csv")
+    manifest = folder / "definition_changes.txt"
+    manifest.write_text("".join(f"{pipeline}: {change}\n" for pipeline, listed in changes.items() for change in listed))
+    version = NamedVersion(
+        name=name,
+        kind="apply",
+        status="staged",
+        pipelines=[pipeline.name for pipeline in pipelines],
+        run_time=run_time,
+        base={table: version for table, version in base.items() if version is not None},
+        detail={
+            "changes": changes,
+            "definitions": {pipeline.name: pipeline.definition for pipeline in pipelines},
+            "stage_schema": stage,
+            "stage_base": stage_base,
+            "staged_from": staged_from,
+            "manifest": str(manifest),
+            "summary": str(folder / "validation_summary.csv"),
+            "windows_in_range": windows_in_range(project, pipelines, start, end),
+            "publishes": [table for table in base if base[table] is not None],
+        },
+    )
+    record(project, version)
+    return version, summary
+
+
+# A pipeline rebuilt from its raw sources: its models (the views it reads included) and history
+# snapshot, not its data tests (the stage is checked by its summary; `dbt test` runs after publish).
+APPLY_RUN = ["build", "--full-refresh", "--resource-type", "model", "--resource-type", "snapshot", "--select"]
+
+
+def new_version_name(project: DbtProject, name: str | None, kind: str, run_time: datetime) -> str:
     require_nothing_unfinished(project)
-    name = validate_name(name) if name else next_name(project, "backfill", run_time)
+    name = validate_name(name) if name else next_name(project, kind, run_time)
     if any(version.name == name for version in named_versions(project)):
         raise PublishRefused(f"a version named {name} exists already: choose another --name")
+    return name
+
+
+def build_stage(
+    project: DbtProject, pipelines: list[Pipeline], name: str, compute: Callable[[list[Pipeline]], None]
+) -> tuple[str, dict[str, int | None], dict[str, int | None], str]:
+    """The stage schema of version `name`: a clone of every table of the target schema, then
+    `compute` run on the pipelines as dbt sees them inside it. Returns the stage, the published
+    tables' versions (held: maintenance keeps them), the stage tables' versions before `compute`
+    and the moment the stage began; a failure drops the stage."""
     schema = project.target_schema()
     stage = stage_schema(project, name)
     tables = [table for pipeline in pipelines for table in pipeline_tables(project, pipeline)]
@@ -143,42 +256,17 @@ def stage_backfill(
                     "the dbt profile's schema does not follow LATE_DATA_SCHEMA, which staging needs: set"
                     " schema: \"{{ env_var('LATE_DATA_SCHEMA', '...') }}\" in its target (docs/publishing.md)"
                 )
-            _, manifest = run_backfill(
-                project, staged_pipelines, start, end, chunk, include_too_late, run_time, home / "backfills" / name
-            )
+            compute(staged_pipelines)
     except BaseException:
         drop_stage(project, stage)
         raise
-    summary = summarize(project, pipelines, stage, stage_base, start, end)
-    summary_path = manifest.parent / "validation_summary.csv"
-    write_summary(summary, summary_path)
-    version = NamedVersion(
-        name=name,
-        kind="backfill",
-        status="staged",
-        pipelines=[pipeline.name for pipeline in pipelines],
-        run_time=run_time,
-        base={table: version for table, version in base.items() if version is not None},
-        detail={
-            "from": format_timestamp(start),
-            "to": format_timestamp(end),
-            "include_too_late": include_too_late,
-            "stage_schema": stage,
-            "stage_base": stage_base,
-            "staged_from": str(now["now"]),
-            "manifest": str(manifest),
-            "summary": str(summary_path),
-            "windows_in_range": windows_in_range(project, pipelines, start, end),
-            "publishes": [
-                table
-                for pipeline in pipelines
-                for table in (pipeline.result, *pipeline.history_tables)
-                if table in base
-            ],
-        },
-    )
-    record(project, version)
-    return version, summary
+    return stage, base, stage_base, str(now["now"])
+
+
+def published_range(project: DbtProject, pipeline: Pipeline) -> tuple[datetime | None, datetime | None]:
+    """The first and last window start of a pipeline's published result."""
+    [row] = project.query(f"select min(window_start) as first, max(window_start) as last from {pipeline.result}")
+    return row["first"], row["last"]
 
 
 def windows_in_range(project: DbtProject, pipelines: list[Pipeline], start: datetime, end: datetime) -> dict[str, int]:
