@@ -15,11 +15,13 @@ from late_data.commands.plan import plan_definitions, plan_lines
 from late_data.project.audit import history_as_of
 from late_data.project.pipelines import select_pipelines
 from late_data.project.raw_tables import Reading, append_readings
-from late_data.publishing.named_versions import version_lines
+from late_data.publishing import publish as publishing
+from late_data.publishing.named_versions import unfinished_lines, version_lines
 from late_data.publishing.publish import publish
 from late_data.publishing.rollback import rollback
 from late_data.publishing.stage import stage_apply
 from late_data.runtime.dbt_errors import DbtInvocationError
+from late_data.runtime.dbt_project import DbtProject
 from late_data.tables import versions as table_versions
 from tests.helpers import TEST_VARS, Pipeline, clock
 
@@ -49,7 +51,9 @@ def result_rows(pipeline: Pipeline, table: str | None = None) -> list[tuple[obje
     return [tuple(row) for row in rows]
 
 
-def test_a_changed_definition_is_refused_until_a_staged_apply_publishes_it(pipeline: Pipeline, tmp_path: Path) -> None:
+def test_a_changed_definition_is_refused_until_a_staged_apply_publishes_it(
+    pipeline: Pipeline, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     add = lambda *readings: append_readings(pipeline.spark, pipeline.raw_table, readings)
     add(Reading("a", "harbour", at(0.2), 1.0, at(0.3)), Reading("b", "bridge", at(0.4), 4.0, at(0.5)))
     pipeline.run(at(1))
@@ -80,7 +84,8 @@ def test_a_changed_definition_is_refused_until_a_staged_apply_publishes_it(pipel
         'plan: water_level_window_means: the late windows: {"water_level_readings": 600} ->'
         f' {{"water_level_readings": 900}}. Applying it rebuilds the pipeline whole: {result[0]:,} windows in'
         f" {result[1]:,} partitions from {result[2]} to {result[3]}, reading {raw_rows:,} rows of"
-        f" {pipeline.raw_table} (dbt build --full-refresh --select water_level_window_means+)"
+        f" {pipeline.raw_table} (`late-data apply` stages it; in place: dbt build --full-refresh --select"
+        " water_level_window_means+)"
     )
 
     # Back to the definition the tables were built with: the same run goes through (no false alarm).
@@ -115,6 +120,24 @@ def test_a_changed_definition_is_refused_until_a_staged_apply_publishes_it(pipel
     assert staged_rows == [(location, False, *values) for location, _, *values in published]
     # Finality is not a value: the summary counts no window changed in the one partition.
     assert [(row.partition_start, row.windows_before, row.windows_changed) for row in summary] == [(at(0), 2, 0)]
+    # A publish stopped after its first table (as a kill -9 leaves it: the journal row says
+    # publishing, one table new, the others old) is finished by publishing again.
+    replace_contents = publishing.replace_contents
+
+    def replace_then_stop(project: DbtProject, source: str, target: str) -> None:
+        replace_contents(project, source, target)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(publishing, "replace_contents", replace_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        publish(pipeline.project, version.name, {})
+    monkeypatch.undo()
+    assert result_rows(pipeline) == staged_rows
+    assert unfinished_lines(pipeline.project) == [
+        f"publish apply_20260303_r1 interrupted: 1 of {len(version.base)} tables at their new version:"
+        f" {pipeline.means_table}; readers see the old state of the others; `late-data publish apply_20260303_r1`"
+        " finishes it"
+    ]
     publish(pipeline.project, version.name, {})
     assert result_rows(pipeline) == staged_rows
     assert version_lines(pipeline.project)[0].startswith("apply_20260303_r1: apply published at")
@@ -163,3 +186,24 @@ def test_a_changed_definition_is_refused_until_a_staged_apply_publishes_it(pipel
         pipeline.run(at(15))
     pipeline.project.use_vars(TEST_VARS)
     pipeline.run(at(15))
+
+
+def test_publishing_an_apply_adds_the_columns_of_measures_added_and_drops_those_of_measures_removed(
+    project: DbtProject,
+) -> None:
+    schema, table_format = project.target_schema(), project.environment.table_format
+    source, target = f"{schema}.apply_source", f"{schema}.apply_target"
+    project.execute(f"create schema if not exists {schema}")
+    for table in (source, target):
+        project.execute(f"drop table if exists {table}")
+    project.execute(f"create table {target} (window_start timestamp, removed double, kept bigint) using {table_format}")
+    project.execute(
+        f"insert into {target} values (timestamp'2026-03-03 08:00:00', 1.5, 1), (timestamp'2026-03-03 08:01:00', 2.5, 2)"
+    )
+    project.execute(f"create table {source} (window_start timestamp, kept bigint, added double) using {table_format}")
+    project.execute(f"insert into {source} values (timestamp'2026-03-03 08:00:00', 3, 0.5)")
+    publishing.replace_contents(project, source, target)
+    assert project.spark.table(target).columns == ["window_start", "kept", "added"]
+    assert [tuple(row) for row in project.spark.table(target).collect()] == [(at(0), 3, 0.5)]
+    for table in (source, target):
+        project.execute(f"drop table {table}")

@@ -39,6 +39,8 @@ def write_metastore_conf(settings: ClusterSettings) -> Path:
         # The service, and only it, creates the catalog tables (DBS, TBLS, ...) as they are first used.
         "datanucleus.schema.autoCreateAll": "true",
         "hive.metastore.schema.verification": "false",
+        # Iceberg knows columns by id; position-wise type checks refuse a measure's column dropped.
+        "hive.metastore.disallow.incompatible.col.type.changes": "false",
         "hive.metastore.warehouse.dir": settings.warehouse,
         # Hive's default async logging needs the LMAX disruptor, which Spark's jars lack.
         "hive.async.log.enabled": "false",

@@ -114,6 +114,7 @@ def profiles_yml(name: str) -> str:
         spark.hadoop.javax.jdo.option.ConnectionURL: "jdbc:derby:;databaseName={home}/metastore_db;create=true"
         spark.hadoop.datanucleus.schema.autoCreateAll: "true"
         spark.hadoop.hive.metastore.schema.verification: "false"
+        spark.hadoop.hive.metastore.disallow.incompatible.col.type.changes: "false"
         # A short process starts faster on the class archive `late-data init` made and the JIT's quick
         # tier (with the full tier's 240 MB of code cache: the quick tier alone reserves 48 MB, which a
         # long build filled); `late-data`'s own long-lived processes set LATE_DATA_JVM_OPTIONS.

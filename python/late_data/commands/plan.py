@@ -52,7 +52,7 @@ class PipelinePlan:
         return (
             f"{self.name}: {'; '.join(self.changes)}. Applying it rebuilds the pipeline whole: {self.windows:,}"
             f" windows in {self.partitions:,} partitions{span}, reading {reads or 'no raw rows'}"
-            f" (dbt build --full-refresh --select {self.name}+)"
+            f" (`late-data apply` stages it; in place: dbt build --full-refresh --select {self.name}+)"
         )
 
 

@@ -153,9 +153,15 @@ def replace_contents(project: DbtProject, source: str, target: str) -> None:
     added = [f"{name} {kind}" for name, kind in source_columns.items() if name not in target_columns]
     if added:
         project.execute(f"alter table {target} add columns ({', '.join(added)})")
-    for name in target_columns:
-        if name not in source_columns:
-            project.execute(f"alter table {target} drop column {name}")
+    dropped = [name for name in target_columns if name not in source_columns]
+    if dropped and project.environment.table_format == "delta":
+        # Delta drops a column only from a table whose columns are mapped by name.
+        project.execute(
+            f"alter table {target} set tblproperties ('delta.columnMapping.mode' = 'name',"
+            " 'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')"
+        )
+    for name in dropped:
+        project.execute(f"alter table {target} drop column {name}")
     columns = ", ".join(project.spark.table(target).columns)
     project.execute(f"insert into {target} replace where true select {columns} from {source}")
 
