@@ -5,6 +5,7 @@ refused before it writes, naming what changed, and a staged apply publishes the 
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime
 from pathlib import Path
 
@@ -155,7 +156,7 @@ def test_a_changed_definition_is_refused_until_a_staged_apply_publishes_it(
         ).collect()
     )
     revisions = pipeline.spark.sql(
-        "select location, valid_from, is_final, revision_reason, definition_id"
+        "select location, valid_from, is_final, revision_reason, definition_id, code_commit"
         f" from {pipeline.project.target_schema()}.water_level_window_revisions order by location, valid_from"
     ).collect()
     assert [(row["location"], row["valid_from"], row["is_final"], row["revision_reason"]) for row in revisions] == [
@@ -168,6 +169,9 @@ def test_a_changed_definition_is_refused_until_a_staged_apply_publishes_it(
         ("harbour", at(13), False, "definition_change"),
     ]
     assert all(row["definition_id"] == digests[row["valid_from"]] for row in revisions)
+    # And the commit of the code each run ran: this checkout's (none where it is not a repository).
+    assert {row["code_commit"] for row in revisions} == {os.environ.get("LATE_DATA_CODE_COMMIT")}
+    assert version.detail["code_commit"] == os.environ.get("LATE_DATA_CODE_COMMIT")
     # Read as of a moment before the rebuild, the history gives the old definition's state.
     history = f"{pipeline.project.target_schema()}.water_level_window_means_history"
     finality = lambda moment: sorted(

@@ -153,6 +153,7 @@ CHECKED_SETTINGS = (
     "LATE_DATA_WAREHOUSE",
     "LATE_DATA_WRITER_LOCK",
     "LATE_DATA_SPARK_LOG_LEVEL",
+    "LATE_DATA_CODE_COMMIT",
 )
 
 
@@ -179,6 +180,7 @@ CHECKED_SETTINGS = (
         ("LATE_DATA_WAREHOUSE", "/data/a,b", "LATE_DATA_WAREHOUSE='/data/a,b' holds a space, quote"),
         ("LATE_DATA_WRITER_LOCK", "maybe", "LATE_DATA_WRITER_LOCK='maybe' is not on or off"),
         ("LATE_DATA_SPARK_LOG_LEVEL", "loud", "LATE_DATA_SPARK_LOG_LEVEL='loud' is not a log level"),
+        ("LATE_DATA_CODE_COMMIT", "main; drop", "LATE_DATA_CODE_COMMIT='main; drop' is not a git commit"),
     ],
 )
 def test_names_and_hosts_are_refused_at_start_up_naming_the_variable(
@@ -198,6 +200,7 @@ def test_well_formed_names_and_hosts_pass(fresh_home: Path, monkeypatch: pytest.
         "LATE_DATA_THRIFT_USER": "ana.lyst@example.org",
         "LATE_DATA_DRIVER_MEMORY": "1536m",
         "LATE_DATA_METASTORE_URI": "thrift://a:9083,thrift://b:9083",
+        "LATE_DATA_CODE_COMMIT": "5bcb7b5-dirty",
     }.items():
         monkeypatch.setenv(name, value)
     assert prepare_environment().home == fresh_home

@@ -163,7 +163,8 @@
             {#- rolled_back_by, rolled_back_outcome: set by a rollback (late-data rollback) that undoes the run. #}
             cast(null as string),
             cast(null as string),
-            {{ late_data.sql_string(late_data.definition_json(pipeline)) }}
+            {{ late_data.sql_string(late_data.definition_json(pipeline)) }},
+            {{ late_data.sql_string(late_data.code_commit()) if late_data.code_commit() else 'cast(null as string)' }}
     {%- endset -%}
     {{- return(row) -}}
 {% endmacro %}

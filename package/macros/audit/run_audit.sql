@@ -32,6 +32,7 @@
         ('rolled_back_by', 'string'),
         ('rolled_back_outcome', 'string'),
         ('definition', 'string'),
+        ('code_commit', 'string'),
     ]) -}}
 {% endmacro %}
 

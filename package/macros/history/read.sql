@@ -21,7 +21,7 @@
     {#- Every version in a late-data `history`, per window, numbered, with the change from the previous
         version, a reason and the definition that computed it (definition_id: the digest of the
         pipeline's definition its run recorded, late_data.pipeline_definition; null for runs that
-        recorded none). The reasons: initial, definition_change (the first run under another
+        recorded none) with the commit of the code its run ran (code_commit, late_data.code_commit). The reasons: initial, definition_change (the first run under another
         definition than the pipeline's previous run wrote it: a full refresh that applied a change of
         the model or its settings), backfill (a backfill run wrote it), dimension_change (a
         change of a dimension the pipeline joins at event time moved versions in or out), late_data
@@ -43,6 +43,7 @@
         select
             versions.*,
             run_definitions.definition_id,
+            run_definitions.code_commit,
             run_definitions.definition_changed,
             row_number() over window_versions as version_number,
             lag(versions.{{ count_column }}) over window_versions as previous_count,
@@ -59,7 +60,8 @@
     select
         {{- late_data.revision_columns(key_columns, count_column, value_column, 'numbered') }}
         {{ late_data.revision_reason(pipeline, count_column, value_column) }} as revision_reason,
-        numbered.definition_id
+        numbered.definition_id,
+        numbered.code_commit
     from numbered
     left join run_kinds on numbered.invocation_id = run_kinds.invocation_id
     {%- if pipeline.dimensions %}
@@ -112,6 +114,7 @@
         select
             invocation_id,
             max(definition) as definition,
+            max(code_commit) as code_commit,
             max(recorded_at) as recorded_at
         from {{ late_data.run_audit_relation() }}
         where model = {{ late_data.sql_string(pipeline.alias) }} and outcome = 'success' and definition is not null
@@ -124,6 +127,7 @@
         select
             invocation_id,
             substr(md5(definition), 1, 12) as definition_id,
+            code_commit,
             coalesce(definition != lag(definition) over (order by recorded_at), false) as definition_changed
         from recorded_definitions
 

@@ -17,6 +17,7 @@
         select
             versions.*,
             run_definitions.definition_id,
+            run_definitions.code_commit,
             run_definitions.definition_changed,
             row_number() over (partition by versions.window_key order by versions.dbt_valid_from) as version_number
         from {{ history }} as versions
@@ -40,7 +41,8 @@
             when not numbered.{{ value_column }} <=> predecessors.previous_value then 'correction'
             else 'finalized'
         end as revision_reason,
-        numbered.definition_id
+        numbered.definition_id,
+        numbered.code_commit
     from numbered
     left join predecessors on numbered.dbt_scd_id = predecessors.dbt_scd_id
     left join run_kinds on numbered.invocation_id = run_kinds.invocation_id

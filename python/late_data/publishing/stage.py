@@ -201,6 +201,7 @@ def stage_apply(
         detail={
             "changes": changes,
             "definitions": {pipeline.name: pipeline.definition for pipeline in pipelines},
+            "code_commit": os.environ.get("LATE_DATA_CODE_COMMIT"),
             "stage_schema": stage,
             "stage_base": stage_base,
             "staged_from": staged_from,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import IO
 
 from late_data.runtime.delta_jars import check_delta_setup
 from late_data.runtime.settings import (
+    CODE_COMMIT,
     SetupError,
     refuse_unsafe_location,
     validate_location,
@@ -143,7 +145,30 @@ def prepare_environment() -> ProjectEnvironment:
     if warehouse:
         os.environ["LATE_DATA_WAREHOUSE"] = warehouse
     os.environ["DBT_PROFILES_DIR"] = str(environment.profiles_dir)
+    export_code_commit(project_dir)
     return environment
+
+
+def export_code_commit(project_dir: Path) -> None:
+    """LATE_DATA_CODE_COMMIT, which every run records in the audit (late_data.code_commit): the
+    caller's (checked with the other settings), else the project's git commit, `-dirty` when tracked
+    files differ from it, else none (no git, or not a repository)."""
+    git = shutil.which("git")
+    if os.environ.get("LATE_DATA_CODE_COMMIT") or git is None:
+        return
+    head = subprocess.run(
+        [git, "-C", str(project_dir), "rev-parse", "--verify", "--quiet", "HEAD"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    if head.returncode != 0 or not CODE_COMMIT.match(head.stdout.strip()):
+        return
+    changed = subprocess.run(
+        [git, "-C", str(project_dir), "diff", "--quiet", "HEAD", "--"], capture_output=True, timeout=30, check=False
+    )
+    os.environ["LATE_DATA_CODE_COMMIT"] = head.stdout.strip() + ("-dirty" if changed.returncode != 0 else "")
 
 
 def validate_target(target: str, table_format: str) -> str:

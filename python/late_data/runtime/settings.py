@@ -26,6 +26,8 @@ HOST_NAME = re.compile(
     r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
 )
 USER_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}$")
+# A git commit, `-dirty` after it when the working tree had changes (late_data.code_commit).
+CODE_COMMIT = re.compile(r"^[0-9a-f]{7,40}(-dirty)?$")
 MEMORY = re.compile(r"^[1-9][0-9]*[kKmMgGtT]?$")
 # A path or URI ends up in Spark settings unescaped: the warehouse directory, the comma-separated
 # spark.jars and the space-separated spark.driver.extraJavaOptions (LATE_DATA_HOME).
@@ -103,6 +105,10 @@ def validate_names_and_hosts() -> None:
     level = os.environ.get("LATE_DATA_SPARK_LOG_LEVEL")
     if level is not None and level.upper() not in LOG_LEVELS:
         raise SetupError(f"LATE_DATA_SPARK_LOG_LEVEL={level!r} is not a log level: use one of {LOG_LEVELS}")
+    if os.environ.get("LATE_DATA_CODE_COMMIT"):
+        pattern_setting(
+            "LATE_DATA_CODE_COMMIT", "", CODE_COMMIT, "a git commit (7 to 40 hex digits, optionally followed by -dirty)"
+        )
 
 
 def validate_identifier(name: str, value: str) -> str:
