@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 from datetime import datetime, timedelta
@@ -17,6 +18,7 @@ from late_data.runtime.dbt_project import DbtProject
 from late_data.runtime.environment import (
     CHECKOUT,
     ProjectEnvironment,
+    export_code_commit,
     find_project_dir,
     lock_home,
     prepare_environment,
@@ -267,3 +269,32 @@ def test_makes_check_for_the_clusters_packages_runs_under_sh_and_sees_what_is_in
     assert probe.stderr == ""
     installed = bool(glob.glob("/usr/lib/postgresql/*/bin/initdb")) and Path("/usr/share/java/postgresql.jar").is_file()
     assert probe.stdout.strip() == ("installed" if installed else "missing")
+
+
+def test_the_code_commit_is_the_projects_git_commit_marked_dirty_while_tracked_files_differ(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("LATE_DATA_CODE_COMMIT", raising=False)
+    export_code_commit(tmp_path)  # not a repository: none
+    assert "LATE_DATA_CODE_COMMIT" not in os.environ
+    git = lambda *args: subprocess.run(
+        ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    git("init", "-q")
+    (tmp_path / "model.sql").write_text("select 1 as reading_value\n")
+    git("add", "model.sql")
+    git("commit", "-q", "-m", "a model")
+    head = git("rev-parse", "HEAD")
+    export_code_commit(tmp_path)
+    assert os.environ["LATE_DATA_CODE_COMMIT"] == head
+    monkeypatch.delenv("LATE_DATA_CODE_COMMIT")
+    (tmp_path / "model.sql").write_text("select 0.3048 as reading_value\n")
+    export_code_commit(tmp_path)
+    assert os.environ["LATE_DATA_CODE_COMMIT"] == f"{head}-dirty"
+    # The caller's own, once checked, is kept.
+    monkeypatch.setenv("LATE_DATA_CODE_COMMIT", "abcdef1")
+    export_code_commit(tmp_path)
+    assert os.environ["LATE_DATA_CODE_COMMIT"] == "abcdef1"
