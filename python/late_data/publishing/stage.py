@@ -186,7 +186,8 @@ def stage_apply(
     stage, base, stage_base, staged_from = build_stage(project, pipelines, name, compute)
     ranges = [published_range(project, pipeline) for pipeline in pipelines]
     start = min((first for first, _ in ranges if first is not None), default=run_time)
-    end = max((last for _, last in ranges if last is not None), default=run_time) + timedelta(microseconds=1)
+    # Window starts are whole seconds: the range [first, last + 1 s) holds every published window.
+    end = max((last for _, last in ranges if last is not None), default=run_time) + timedelta(seconds=1)
     summary = summarize(project, pipelines, stage, stage_base, start, end)
     write_summary(summary, folder / "validation_summary.csv")
     manifest = folder / "definition_changes.txt"
