@@ -221,17 +221,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     publish = commands.add_parser(
-        "publish", help="make a staged backfill visible in every table it touched, if it meets its thresholds"
+        "publish", help="make a staged backfill or apply visible in every table it touched, if it meets its thresholds"
     )
     publish.add_argument("name", type=version_name)
     publish.add_argument("--max-changed-window-share", type=share, default=None)
     publish.add_argument("--max-partition-change", type=positive_float, default=None)
     publish.add_argument("--final-windows", choices=("allow", "refuse"), default=None)
 
-    discard = commands.add_parser("discard", help="drop a staged backfill without publishing it")
+    discard = commands.add_parser("discard", help="drop a staged backfill or apply without publishing it")
     discard.add_argument("name", type=version_name)
 
-    commands.add_parser("versions", help="the named versions: published backfills and rollbacks, and how to read them")
+    commands.add_parser(
+        "versions", help="the named versions: published backfills, applies and rollbacks, and how to read them"
+    )
 
     rollback = commands.add_parser(
         "rollback", help="every late-data table of the pipelines back to their state after a run, or a named version"

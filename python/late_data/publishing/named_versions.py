@@ -180,7 +180,7 @@ def version_lines(project: DbtProject) -> list[str]:
     """`late-data versions`: each named version, what it holds and how to read it."""
     versions = named_versions(project)
     if not versions:
-        return ["versions: none named yet (a published backfill or a rollback names one)"]
+        return ["versions: none named yet (a staged backfill or apply, or a rollback, names one)"]
     lines = []
     undone = undone_by(project)
     for version in versions:

@@ -1,8 +1,8 @@
-"""Publishing a staged backfill: its thresholds checked, then the partitions it rewrote copied from
-the stage into each published table, one commit per table, behind a journal row of the named
-versions table: a publish interrupted (kill -9) is finished by the next `late-data publish <name>`,
-and every writing command refuses to run until then; `late-data status` says which tables are new
-and which old."""
+"""Publishing a staged backfill or apply: its thresholds checked, then what it rewrote copied from
+the stage into each published table (a backfill's partitions, an apply's tables whole), one commit
+per table, behind a journal row of the named versions table: a publish interrupted (kill -9) is
+finished by the next `late-data publish <name>`, and every writing command refuses to run until
+then; `late-data status` says which tables are new and which old."""
 
 from __future__ import annotations
 
@@ -74,8 +74,9 @@ def pipeline_thresholds(pipelines: list[Pipeline], overrides: dict[str, Any]) ->
 
 
 def publish(project: DbtProject, name: str, overrides: dict[str, Any]) -> NamedVersion:
-    """Make a staged backfill visible in every table of every pipeline it touched; finishes an
-    interrupted publish of the same name."""
+    """Make a staged backfill visible in every table of every pipeline it touched (the partitions it
+    rewrote), or a staged apply (every table of its pipelines, whole); finishes an interrupted
+    publish of the same name."""
     version = find_version(project, name)
     require_nothing_unfinished(project, allow=name)
     undone = undone_by(project).get(name)

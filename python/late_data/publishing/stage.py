@@ -1,7 +1,8 @@
-"""A staged backfill: it runs in a schema of its own, `<schema>__stage_<name>`, holding a clone of
-every table of the target schema (metadata only: Iceberg registers the current metadata under a
-second name, Delta makes shallow clones), so what readers of the published tables see does not
-change; then its validation summary, per partition, against the published tables."""
+"""A staged backfill, or a staged apply of a changed definition: it runs in a schema of its own,
+`<schema>__stage_<name>`, holding a clone of every table of the target schema (metadata only:
+Iceberg registers the current metadata under a second name, Delta makes shallow clones), so what
+readers of the published tables see does not change; then its validation summary, per partition,
+against the published tables."""
 
 from __future__ import annotations
 
