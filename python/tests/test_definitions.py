@@ -191,6 +191,28 @@ def test_a_changed_definition_is_refused_until_a_staged_apply_publishes_it(
     pipeline.project.use_vars(TEST_VARS)
     pipeline.run(at(15))
 
+    # A change of the window layout rebuilds the pipeline whole: windows of 150 s from the same rows.
+    pipeline.project.use_vars({**TEST_VARS, "window_size_seconds": 150})
+    [wider] = select_pipelines(pipeline.project, ["water_level_window_means"])
+    version, _ = stage_apply(
+        pipeline.project, [wider], {wider.name: ["the window layout"]}, at(16), "wider_windows", tmp_path
+    )
+    publish(pipeline.project, version.name, {})
+    windows = pipeline.spark.sql(
+        f"select location, window_start, window_end, reading_count from {pipeline.means_table} order by 1"
+    ).collect()
+    assert [tuple(row) for row in windows] == [("bridge", at(0), at(2.5), 1), ("harbour", at(0), at(2.5), 2)]
+    assert check_pipeline(pipeline.project, wider, None).mismatched == 0
+    relabelled = pipeline.spark.sql(
+        f"select location, reading_count, revision_reason from {pipeline.project.target_schema()}.water_level_window_revisions"
+        f" where valid_from = timestamp'{at(16):%Y-%m-%d %H:%M:%S}' order by location"
+    ).collect()
+    assert [tuple(row) for row in relabelled] == [
+        ("bridge", 1, "definition_change"),
+        ("harbour", 2, "definition_change"),
+    ]
+    pipeline.run(at(17))
+
 
 def test_publishing_an_apply_adds_the_columns_of_measures_added_and_drops_those_of_measures_removed(
     project: DbtProject,

@@ -29,8 +29,10 @@
 {% macro rebuilt_windows(window_checksums, pipeline, aggregates) %}
     {#- The final select of late_data.windows_to_write on a first build or --full-refresh: every
         window. A window whose published numbers and status the result already holds (a
-        --full-refresh that changes nothing about it) keeps its computed_at and invocation_id: it
-        was not published again, so its history version stays open. -#}
+        --full-refresh that changes nothing about it, its final_at included: a change of the window
+        layout or the late window moves it)
+        keeps its computed_at and invocation_id: it was not published again, so its history
+        version stays open. -#}
     {%- set result = late_data.pipeline_relation(pipeline) -%}
     {%- set run_time = late_data.run_time() -%}
     {%- set stored = execute and not late_data.is_explain() and late_data.relation_exists(result) -%}
@@ -48,7 +50,10 @@
         {%- for name in aggregates.recomputed %}
         and fresh.{{ name }} <=> stored.{{ name }}
         {%- endfor %}
-        and fresh.final_at <= {{ run_time }} <=> stored.is_final)
+        and fresh.final_at <= {{ run_time }} <=> stored.is_final
+        {%- if 'final_at' in stored_columns %}
+        and fresh.final_at <=> stored.final_at
+        {%- endif %})
     {%- endset %}
     select
         fresh.*,
