@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING
 from late_data.arguments import build_parser, page_scenario_from, require_range, scenario_from
 from late_data.commands.check import check_pipeline
 from late_data.commands.explain import compile_run, render_run, write_runs
-from late_data.commands.plan import plan_definitions, plan_lines
+from late_data.commands.plan import definition_changes, plan_definitions, plan_lines
 from late_data.commands.status import read_status
-from late_data.project.audit import require_built
+from late_data.project.audit import recorded_definitions, require_built
 from late_data.project.pipelines import Pipeline, scheduled_nodes, select_pipelines
 from late_data.project.raw_tables import create_raw_tables, require_raw_tables, require_sources
 from late_data.publishing.named_versions import (
+    NamedVersion,
     PublishRefused,
     require_nothing_unfinished,
     unfinished_lines,
@@ -243,10 +244,7 @@ def stage_command(project: DbtProject, pipelines: list[Pipeline], args: argparse
         args.name,
         project.environment.home,
     )
-    print_summary(summary)
-    refused = violations(summary, version.detail["windows_in_range"], pipeline_thresholds(pipelines, {}))
-    for line in refused:
-        print(f"over a threshold: {line}")
+    refused = print_summary(summary, version, pipelines)
     print(
         f"backfill: staged {version.name}: {sum(row.windows_changed for row in summary)} windows change in"
         f" {len(summary)} partitions; manifest {version.detail['manifest']}, summary {version.detail['summary']};"
@@ -255,13 +253,19 @@ def stage_command(project: DbtProject, pipelines: list[Pipeline], args: argparse
     return 0
 
 
-def print_summary(summary: list[PartitionSummary]) -> None:
+def print_summary(summary: list[PartitionSummary], version: NamedVersion, pipelines: list[Pipeline]) -> list[str]:
+    """A staged version's validation summary, a line per partition, then each threshold it exceeds
+    (returned: publishing it would be refused)."""
     for row in summary:
         print(
             f"{row.pipeline} {row.partition_start}: windows {row.windows_before} -> {row.windows_after},"
             f" changed {row.windows_changed}, final revised {row.final_windows_revised}, rows {row.rows_before} ->"
             f" {row.rows_after}, total {row.total_before} -> {row.total_after} ({row.relative_change:.2%})"
         )
+    refused = violations(summary, version.detail["windows_in_range"], pipeline_thresholds(pipelines, {}))
+    for line in refused:
+        print(f"over a threshold: {line}")
+    return refused
 
 
 def publish_command(args: argparse.Namespace) -> int:
@@ -383,8 +387,13 @@ def apply_command(args: argparse.Namespace) -> int:
     project = open_project(writer="apply")
     require_built(project)
     pipelines = select_pipelines(project, args.pipeline)
-    plans = {plan.name: plan for plan in plan_definitions(project, pipelines)}
-    changed = [pipeline for pipeline in pipelines if plans[pipeline.name].changes]
+    recorded = recorded_definitions(project)
+    changes = {
+        pipeline.name: definition_changes(recorded[pipeline.table], pipeline.definition)
+        for pipeline in pipelines
+        if pipeline.table in recorded
+    }
+    changed = [pipeline for pipeline in pipelines if changes.get(pipeline.name)]
     if not changed:
         raise PublishRefused(
             "nothing to apply: every selected pipeline's definition is the one its tables were built with"
@@ -393,15 +402,12 @@ def apply_command(args: argparse.Namespace) -> int:
     version, summary = stage_apply(
         project,
         changed,
-        {pipeline.name: plans[pipeline.name].changes for pipeline in changed},
+        {pipeline.name: changes[pipeline.name] for pipeline in changed},
         args.run_time or utc_now(),
         args.name,
         project.environment.home,
     )
-    print_summary(summary)
-    refused = violations(summary, version.detail["windows_in_range"], pipeline_thresholds(changed, {}))
-    for line in refused:
-        print(f"over a threshold: {line}")
+    refused = print_summary(summary, version, changed)
     print(
         f"apply: staged {version.name} ({', '.join(version.pipelines)} rebuilt by its new definition):"
         f" {sum(row.windows_changed for row in summary)} windows change in {len(summary)} partitions; summary"

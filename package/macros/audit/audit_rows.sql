@@ -136,6 +136,7 @@
     {%- endfor -%}
     {%- set quarantined = written.get('rows_quarantined') -%}
     {%- set recovered_from = late_data.interrupted_run() -%}
+    {%- set code_commit = late_data.code_commit() -%}
     {%- set row -%}
         select
             '{{ invocation_id }}',
@@ -164,7 +165,7 @@
             cast(null as string),
             cast(null as string),
             {{ late_data.sql_string(late_data.definition_json(pipeline)) }},
-            {{ late_data.sql_string(late_data.code_commit()) if late_data.code_commit() else 'cast(null as string)' }}
+            {{ late_data.sql_string(code_commit) if code_commit else 'cast(null as string)' }}
     {%- endset -%}
     {{- return(row) -}}
 {% endmacro %}

@@ -21,10 +21,11 @@
     {#- Every version in a late-data `history`, per window, numbered, with the change from the previous
         version, a reason and the definition that computed it (definition_id: the digest of the
         pipeline's definition its run recorded, late_data.pipeline_definition; null for runs that
-        recorded none) with the commit of the code its run ran (code_commit, late_data.code_commit). The reasons: initial, definition_change (the first run under another
-        definition than the pipeline's previous run wrote it: a full refresh that applied a change of
-        the model or its settings), backfill (a backfill run wrote it), dimension_change (a
-        change of a dimension the pipeline joins at event time moved versions in or out), late_data
+        recorded none) with the commit of the code its run ran (code_commit, late_data.code_commit).
+        The reasons: initial, definition_change (the first run under another definition than the
+        pipeline's previous run wrote it: a full refresh that applied a change of the model or its
+        settings), backfill (a backfill run wrote it), dimension_change (a change of a dimension
+        the pipeline joins at event time moved versions in or out), late_data
         (more rows), correction (fewer rows, or another value at the same count) or finalized
         (status only);
         `value_column` (default: the first measure but the count) is the number whose change it shows. -#}

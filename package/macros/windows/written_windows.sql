@@ -30,9 +30,8 @@
     {#- The final select of late_data.windows_to_write on a first build or --full-refresh: every
         window. A window whose published numbers and status the result already holds (a
         --full-refresh that changes nothing about it, its final_at included: a change of the window
-        layout or the late window moves it)
-        keeps its computed_at and invocation_id: it was not published again, so its history
-        version stays open. -#}
+        layout or the late window moves it) keeps its computed_at and invocation_id: it was not
+        published again, so its history version stays open. -#}
     {%- set result = late_data.pipeline_relation(pipeline) -%}
     {%- set run_time = late_data.run_time() -%}
     {%- set stored = execute and not late_data.is_explain() and late_data.relation_exists(result) -%}

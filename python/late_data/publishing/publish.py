@@ -111,13 +111,14 @@ def publish(project: DbtProject, name: str, overrides: dict[str, Any]) -> NamedV
     if version.kind == "apply":
         for table in switched_tables(version):
             replace_contents(project, staged(table, stage), table)
-    for pipeline in pipelines if version.kind == "backfill" else []:
-        for table in [pipeline.result, *pipeline.history_tables]:
-            partitions = touched_partitions(
-                project, staged(table, stage), version.detail["stage_base"].get(staged(table, stage))
-            )
-            if partitions:
-                copy_partitions(project, staged(table, stage), table, partitions)
+    else:
+        for pipeline in pipelines:
+            for table in [pipeline.result, *pipeline.history_tables]:
+                partitions = touched_partitions(
+                    project, staged(table, stage), version.detail["stage_base"].get(staged(table, stage))
+                )
+                if partitions:
+                    copy_partitions(project, staged(table, stage), table, partitions)
     copy_audit_rows(project, stage, version.detail["staged_from"])
     published: dict[str, int] = {}
     for table in version.base:

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 from late_data.project.pipelines import Pipeline, select_pipelines
 from late_data.publishing.named_versions import (
@@ -104,6 +105,44 @@ def staged(relation: str, schema: str) -> str:
     return f"{schema}.{relation.split('.')[-1]}"
 
 
+@dataclass(frozen=True)
+class Stage:
+    """A stage schema, built: the published tables' versions when it began (its base, held against
+    expiry), its own tables' versions before its computation, and that moment."""
+
+    schema: str
+    base: dict[str, int | None]
+    stage_base: dict[str, int | None]
+    staged_from: str
+
+    def record(
+        self,
+        project: DbtProject,
+        kind: str,
+        name: str,
+        pipelines: list[Pipeline],
+        run_time: datetime,
+        detail: dict[str, object],
+    ) -> NamedVersion:
+        """The staged version of `kind`, recorded: its base and stage with the kind's own `detail`."""
+        version = NamedVersion(
+            name=name,
+            kind=kind,
+            status="staged",
+            pipelines=[pipeline.name for pipeline in pipelines],
+            run_time=run_time,
+            base={table: version for table, version in self.base.items() if version is not None},
+            detail={
+                **detail,
+                "stage_schema": self.schema,
+                "stage_base": self.stage_base,
+                "staged_from": self.staged_from,
+            },
+        )
+        record(project, version)
+        return version
+
+
 def stage_backfill(
     project: DbtProject,
     pipelines: list[Pipeline],
@@ -119,45 +158,38 @@ def stage_backfill(
     manifest and the validation summary under `home`/backfills/<name>/ and records the staged
     version (its base: each published table's version now)."""
     name = new_version_name(project, name, "backfill", run_time)
-    manifests: list[Path] = []
-
-    def compute(staged_pipelines: list[Pipeline]) -> None:
-        manifests.append(
-            run_backfill(
-                project, staged_pipelines, start, end, chunk, include_too_late, run_time, home / "backfills" / name
-            )[1]
-        )
-
-    stage, base, stage_base, staged_from = build_stage(project, pipelines, name, compute)
-    summary = summarize(project, pipelines, stage, stage_base, start, end)
-    summary_path = manifests[0].parent / "validation_summary.csv"
+    stage, (_, manifest) = build_stage(
+        project,
+        pipelines,
+        name,
+        lambda staged_pipelines: run_backfill(
+            project, staged_pipelines, start, end, chunk, include_too_late, run_time, home / "backfills" / name
+        ),
+    )
+    summary = summarize(project, pipelines, stage.schema, stage.stage_base, start, end)
+    summary_path = manifest.parent / "validation_summary.csv"
     write_summary(summary, summary_path)
-    version = NamedVersion(
-        name=name,
-        kind="backfill",
-        status="staged",
-        pipelines=[pipeline.name for pipeline in pipelines],
-        run_time=run_time,
-        base={table: version for table, version in base.items() if version is not None},
-        detail={
+    version = stage.record(
+        project,
+        "backfill",
+        name,
+        pipelines,
+        run_time,
+        {
             "from": format_timestamp(start),
             "to": format_timestamp(end),
             "include_too_late": include_too_late,
-            "stage_schema": stage,
-            "stage_base": stage_base,
-            "staged_from": staged_from,
-            "manifest": str(manifests[0]),
+            "manifest": str(manifest),
             "summary": str(summary_path),
             "windows_in_range": windows_in_range(project, pipelines, start, end),
             "publishes": [
                 table
                 for pipeline in pipelines
                 for table in (pipeline.result, *pipeline.history_tables)
-                if table in base
+                if table in stage.base
             ],
         },
     )
-    record(project, version)
     return version, summary
 
 
@@ -177,43 +209,39 @@ def stage_apply(
     version; `publish` replaces every table of the pipelines with its stage's, together."""
     name = new_version_name(project, name, "apply", run_time)
     folder = home / "applies" / name
-
-    def compute(staged_pipelines: list[Pipeline]) -> None:
-        project.invoke(
+    stage, _ = build_stage(
+        project,
+        pipelines,
+        name,
+        lambda staged_pipelines: project.invoke(
             [*APPLY_RUN, " ".join(f"+{node}" for pipeline in staged_pipelines for node in pipeline.node_names)],
             {"run_time": format_timestamp(run_time)},
-        )
-
-    stage, base, stage_base, staged_from = build_stage(project, pipelines, name, compute)
+        ),
+    )
     ranges = [published_range(project, pipeline) for pipeline in pipelines]
     start = min((first for first, _ in ranges if first is not None), default=run_time)
     # Window starts are whole seconds: the range [first, last + 1 s) holds every published window.
     end = max((last for _, last in ranges if last is not None), default=run_time) + timedelta(seconds=1)
-    summary = summarize(project, pipelines, stage, stage_base, start, end)
+    summary = summarize(project, pipelines, stage.schema, stage.stage_base, start, end)
     write_summary(summary, folder / "validation_summary.csv")
     manifest = folder / "definition_changes.txt"
     manifest.write_text("".join(f"{pipeline}: {change}\n" for pipeline, listed in changes.items() for change in listed))
-    version = NamedVersion(
-        name=name,
-        kind="apply",
-        status="staged",
-        pipelines=[pipeline.name for pipeline in pipelines],
-        run_time=run_time,
-        base={table: version for table, version in base.items() if version is not None},
-        detail={
+    version = stage.record(
+        project,
+        "apply",
+        name,
+        pipelines,
+        run_time,
+        {
             "changes": changes,
             "definitions": {pipeline.name: pipeline.definition for pipeline in pipelines},
             "code_commit": os.environ.get("LATE_DATA_CODE_COMMIT"),
-            "stage_schema": stage,
-            "stage_base": stage_base,
-            "staged_from": staged_from,
             "manifest": str(manifest),
             "summary": str(folder / "validation_summary.csv"),
             "windows_in_range": windows_in_range(project, pipelines, start, end),
-            "publishes": [table for table in base if base[table] is not None],
+            "publishes": [table for table, number in stage.base.items() if number is not None],
         },
     )
-    record(project, version)
     return version, summary
 
 
@@ -230,13 +258,15 @@ def new_version_name(project: DbtProject, name: str | None, kind: str, run_time:
     return name
 
 
+Computed = TypeVar("Computed")
+
+
 def build_stage(
-    project: DbtProject, pipelines: list[Pipeline], name: str, compute: Callable[[list[Pipeline]], None]
-) -> tuple[str, dict[str, int | None], dict[str, int | None], str]:
+    project: DbtProject, pipelines: list[Pipeline], name: str, compute: Callable[[list[Pipeline]], Computed]
+) -> tuple[Stage, Computed]:
     """The stage schema of version `name`: a clone of every table of the target schema, then
-    `compute` run on the pipelines as dbt sees them inside it. Returns the stage, the published
-    tables' versions (held: maintenance keeps them), the stage tables' versions before `compute`
-    and the moment the stage began; a failure drops the stage."""
+    `compute` run on the pipelines as dbt sees them inside it (its result returned with the
+    stage); a failure drops the stage."""
     schema = project.target_schema()
     stage = stage_schema(project, name)
     tables = [table for pipeline in pipelines for table in pipeline_tables(project, pipeline)]
@@ -259,11 +289,11 @@ def build_stage(
                     "the dbt profile's schema does not follow LATE_DATA_SCHEMA, which staging needs: set"
                     " schema: \"{{ env_var('LATE_DATA_SCHEMA', '...') }}\" in its target (docs/publishing.md)"
                 )
-            compute(staged_pipelines)
+            computed = compute(staged_pipelines)
     except BaseException:
         drop_stage(project, stage)
         raise
-    return stage, base, stage_base, str(now["now"])
+    return Stage(stage, base, stage_base, str(now["now"])), computed
 
 
 def published_range(project: DbtProject, pipeline: Pipeline) -> tuple[datetime | None, datetime | None]:
