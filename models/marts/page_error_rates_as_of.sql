@@ -26,6 +26,8 @@ select
     versions_at.error_rate_percent,
     versions_at.is_final,
     versions_at.dbt_valid_from as published_at,
+    versions_at.definition_id,
+    versions_at.code_commit,
     pages.unit,
     coalesce(pages.display_name, versions_at.page) as display_name
 from versions_at

@@ -26,6 +26,8 @@ select
     versions_at.mean_value,
     versions_at.is_final,
     versions_at.dbt_valid_from as published_at,
+    versions_at.definition_id,
+    versions_at.code_commit,
     locations.unit,
     coalesce(locations.display_name, versions_at.location) as display_name
 from versions_at

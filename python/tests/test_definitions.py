@@ -23,6 +23,7 @@ from late_data.publishing.rollback import rollback
 from late_data.publishing.stage import stage_apply
 from late_data.runtime.dbt_errors import DbtInvocationError
 from late_data.runtime.dbt_project import DbtProject
+from late_data.runtime.timeutil import format_timestamp
 from late_data.tables import versions as table_versions
 from tests.helpers import TEST_VARS, Pipeline, clock
 
@@ -180,6 +181,17 @@ def test_a_changed_definition_is_refused_until_a_staged_apply_publishes_it(
     assert finality(at(12.5)) == [("bridge", True), ("harbour", True)]
     assert finality(at(13.5)) == [("bridge", False), ("harbour", False)]
     assert digests[at(13)] != digests[at(12)] == digests[at(1)]
+    # The as-of view (late_data.as_of) names the definition of each value it returns, on both sides.
+    for moment, run in ((at(12.5), at(12)), (at(13.5), at(13))):
+        shown = (
+            pipeline.project.invoke(
+                ["show", "--select", "water_level_window_means_as_of", "--limit", "10"],
+                {"run_time": format_timestamp(at(14)), "as_of": format_timestamp(moment)},
+            )
+            .result.results[0]
+            .agate_table
+        )
+        assert {row["definition_id"] for row in shown.rows} == {digests[run]}, moment
 
     # A rollback to the last run before the rebuild returns the tables to the old definition: a run
     # of the new one is refused again, one of the old one goes on.

@@ -7,9 +7,12 @@ from typing import Any
 
 import pytest
 
+from late_data.commands.check import check_pipeline
 from late_data.oracles.demo_pipelines import compare_rates, expected_error_rates
-from late_data.project.pipelines import find_pipelines
+from late_data.project.pipelines import find_pipelines, select_pipelines
 from late_data.project.raw_tables import PageCount, append_page_counts
+from late_data.publishing.publish import publish
+from late_data.publishing.stage import stage_apply
 from late_data.running.backfill import run_backfill
 from late_data.running.scheduler import RunReport, run_simulated, scenario_feed
 from late_data.runtime.timeutil import format_timestamp
@@ -124,6 +127,32 @@ def test_rate_history_and_full_refresh(scheduled_rates: dict[str, Any]) -> None:
     key = lambda row: (row["window_start"], row["page"])
     assert sorted(incremental, key=key) == sorted(rebuilt, key=key)
     assert len(rebuilt) > 100
+
+
+def test_a_wider_late_window_of_one_series_is_applied_in_a_stage(scheduled_rates: dict[str, Any], tmp_path) -> None:
+    """The two-series rates through late-data apply: the page views' late window widened from 15
+    to 30 minutes, rebuilt from both raw series in a stage and published; the rates right against
+    the oracle under the new late window, and each window it made open again a new version labelled
+    definition_change."""
+    pipeline: Pipeline = scheduled_rates["pipeline"]
+    applied_at = scheduled_rates["observed"][-1]["report"].run_time + timedelta(minutes=1)
+    final_before = pipeline.spark.sql(f"select count(*) from {pipeline.rates_table} where is_final").first()[0]
+    pipeline.project.use_vars({**RATE_VARS, "late_window_seconds_by_source": {"page_views": 1800}})
+    try:
+        [rates] = select_pipelines(pipeline.project, ["page_error_rates"])
+        version, _ = stage_apply(
+            pipeline.project, [rates], {rates.name: ["the late windows"]}, applied_at, None, tmp_path
+        )
+        publish(pipeline.project, version.name, {})
+        check = check_pipeline(pipeline.project, rates, None)
+        assert (check.mismatched, check.windows.windows_checked > 100) == (0, True), check.lines
+        reopened = pipeline.spark.sql(
+            f"select distinct revision_reason, is_final from {pipeline.project.target_schema()}.page_error_rates_revisions"
+            f" where valid_from = timestamp'{format_timestamp(applied_at)}'"
+        ).collect()
+        assert final_before > 0 and [tuple(row) for row in reopened] == [("definition_change", False)]
+    finally:
+        pipeline.project.use_vars(RATE_VARS)
 
 
 T0 = datetime(2026, 5, 2, 8, 0, 0)

@@ -7,7 +7,8 @@ by `local:` path and defines pipelines on sources of its own, each in one model 
   snapshot of the customers, joined at event time), with late corrections of past intervals.
 Each is built with plain dbt (deps, build, scheduled builds with late rows and corrections in
 between) and checked with `late-data check` at every run: every window right, the history right as
-of every run, the too-late and quarantined rows listed.
+of every run, the too-late and quarantined rows listed. Then a fix in the select of all five applied
+in one stage (`late-data plan`, `apply`, `publish`) and each checked again: the apply on every shape.
 
 dbt runs in this process (dbtRunner, the same commands as the CLI's) on the tests' Spark session:
 the embedded metastore admits one JVM."""
@@ -496,6 +497,7 @@ def test_revenue_by_region_follows_late_corrections_of_the_customer_dimension(
     )
     statuses = dbt_statuses(outcome, "test")
     assert statuses == {"late_data_valid_intervals_customers_snapshot_customer_id": "fail"}
+    spark.sql(f"delete from {snapshot} where customer_id = 'c4' and dbt_scd_id like '%x'")  # for the tests after
 
 
 VISITS = ORIGIN + timedelta(days=20)  # the page visits pipeline's clock
@@ -615,6 +617,172 @@ def test_page_visits_merge_extend_and_split_exactly_under_late_data(
     monkeypatch.setattr(cli, "open_project", lambda writer=None: example)
     assert cli.main(["--project-dir", str(EXAMPLE), "check", "--pipeline", "page_visits"]) == 1
     assert "2 mismatched" in capsys.readouterr().out
+
+
+# A fix in the select of every example pipeline: (model, the select's text, the fixed text).
+FIXED_SELECTS = (
+    ("meter_usage", "    kwh,\n", "    kwh * 1000 as kwh,\n"),  # kWh to Wh
+    (
+        "daily_active_users",
+        "from {{ source('apps', 'app_events') }}",
+        "from {{ source('apps', 'app_events') }}\nwhere user_id != 'u1'",
+    ),
+    ("request_latency", "    latency_ms,\n", "    latency_ms / 1000 as latency_ms,\n"),
+    ("revenue_by_region", "    orders.amount,\n", "    orders.amount * 100 as amount,\n"),  # to cents
+    ("page_visits", "    dwell_seconds,\n", "    dwell_seconds / 60 as dwell_seconds,\n"),
+)
+FIXED = ORIGIN + timedelta(days=25)  # the apply's clock: after the other tests' runs, before the refusals'
+
+
+def test_a_fixed_select_of_every_shape_is_applied_in_a_stage_and_published(
+    example: DbtProject, tmp_path: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`late-data plan`, `apply` and `publish` on each shape the example holds (fixed, daily distinct,
+    sliding percentiles, a dimension at event time, sessions), with a few rows of each its own and
+    whatever the tests above left: a fix in every pipeline's select rebuilt from raw in one stage,
+    invisible until published, then every pipeline right against its recomputation through the new
+    select, and each window the fix changed a new version labelled definition_change."""
+    import shutil
+
+    spark = example.spark
+    rows = {
+        f"{RAW_SCHEMA}.meter_readings": ([("fix-m1", "m1", FIXED, 2.0, FIXED + timedelta(seconds=10))], READINGS),
+        f"{EXAMPLE_RAW}.app_events": (
+            [(f"fix-{user}", "web", user, FIXED, FIXED + timedelta(seconds=10)) for user in ("u1", "u2")],
+            APP_EVENTS,
+        ),
+        f"{EXAMPLE_RAW}.requests": ([("fix-a", "/a", FIXED, 100.0, FIXED + timedelta(seconds=5))], REQUESTS),
+        f"{EXAMPLE_RAW}.customers": (
+            [(customer, "east", FIXED - timedelta(hours=1)) for customer in ("fix-c", "fix-d")],
+            CUSTOMERS,
+        ),
+        f"{EXAMPLE_RAW}.orders": (
+            [
+                (f"fix-{customer}", customer, FIXED, 10.0, FIXED + timedelta(seconds=10))
+                for customer in ("fix-c", "fix-d")
+            ],
+            ORDERS,
+        ),
+        f"{EXAMPLE_RAW}.page_views": (
+            [("fix-v", "fix-v", "/p", FIXED, 12.0, FIXED + timedelta(seconds=10))],
+            PAGE_VIEWS,
+        ),
+    }
+    for table, (values, schema) in rows.items():
+        spark.createDataFrame(values, schema).writeTo(table).append()
+    built_at, applied_at = FIXED + timedelta(minutes=1, seconds=10), FIXED + timedelta(hours=3, minutes=30)
+    plain_dbt("build", "--resource-type", "model", "--resource-type", "snapshot", run_time=built_at)
+    # The orders' window final (at 03:00), then one customer's region changed from before it: too late.
+    revenue_run = [
+        "build",
+        "--resource-type",
+        "model",
+        "--resource-type",
+        "snapshot",
+        "--select",
+        "+revenue_by_region+",
+    ]
+    plain_dbt(*revenue_run, run_time=FIXED + timedelta(hours=3, seconds=10))
+    set_region(spark, "fix-c", "west", FIXED - timedelta(minutes=30))
+    plain_dbt(*revenue_run, run_time=FIXED + timedelta(hours=3, minutes=20))
+    listed = spark.sql(f"select too_late_reason from {SCHEMA}.revenue_by_region__too_late where event_id = 'fix-fix-c'")
+    assert [row["too_late_reason"] for row in listed.collect()] == ["dimension_change_after_final"]
+
+    copy = tmp_path / "project"
+    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns("target", "logs", "dbt_packages"))
+    (copy / "packages.yml").write_text(f"packages:\n  - local: {CHECKOUT / 'package'}\n")
+    for model, old, new in FIXED_SELECTS:
+        sql = copy / "models" / f"{model}.sql"
+        assert old in sql.read_text(), model
+        sql.write_text(sql.read_text().replace(old, new))
+    monkeypatch.setenv("LATE_DATA_PROJECT_DIR", str(copy))
+    fixed = DbtProject(prepare_environment(), hold_home=False)
+    try:
+        monkeypatch.setattr(cli, "open_project", lambda writer=None: fixed)
+
+        def late_data(*args: str) -> str:
+            code = cli.main(["--project-dir", str(copy), *args])
+            captured = capsys.readouterr()
+            assert code == 0, captured.out + captured.err
+            return captured.out
+
+        plain_dbt_deps(copy)
+        plan = late_data("plan").splitlines()
+        assert plan[-1] == "plan: 5 of 5 pipelines changed", plan
+        assert all(" the select redefined" in line for line in plan[:-1]), plan
+        results = lambda: {
+            model: sorted(spark.table(f"{SCHEMA}.{model}").collect(), key=str) for model, *_ in FIXED_SELECTS
+        }
+        published = results()
+
+        out = late_data("apply", "--run-time", format_timestamp(applied_at))
+        name = next(word for word in out.split() if word.startswith("apply_"))
+        assert results() == published
+
+        assert f"publish: {name} published" in late_data("publish", name)
+        out = late_data("check")
+        assert all(f"{model}: " in out for model, *_ in FIXED_SELECTS) and out.splitlines()[-1].endswith(
+            " 0 mismatched"
+        ), out
+        window_max = (
+            f"select kwh_max from {SCHEMA}.meter_usage where meter_id = 'm1' and window_start = timestamp'{FIXED}'"
+        )
+        assert spark.sql(window_max).first()["kwh_max"] == 2000.0
+        # The sessions' own revisions: the fix's session has a new version at the apply, labelled as
+        # the definition's, as has every window of both shapes the fix changed.
+        versions = spark.sql(
+            f"select valid_from, revision_reason from {SCHEMA}.page_visits__revisions"
+            f" where visitor_id = 'fix-v' order by version_number"
+        ).collect()
+        assert [tuple(row) for row in versions] == [(built_at, "initial"), (applied_at, "definition_change")]
+        for revisions in ("page_visits__revisions", "revenue_by_region__revisions"):
+            reasons = spark.sql(
+                f"select distinct revision_reason from {SCHEMA}.{revisions}"
+                f" where valid_from = timestamp'{format_timestamp(applied_at)}' and version_number > 1"
+            ).collect()
+            assert [row["revision_reason"] for row in reasons] == ["definition_change"], (revisions, reasons)
+        # A rebuild applies what came too late for a final window: fix-c's order moves to the west (a
+        # window of its own, first published by the apply) and leaves the too-late listing. The
+        # dimension rows the rebuild applied are published with it, so the check above replays them.
+        moved = spark.sql(
+            f"select region, valid_from, valid_to, revision_reason from {SCHEMA}.revenue_by_region__revisions"
+            f" where window_start = timestamp'{FIXED}' and region in ('east', 'west') order by region, version_number"
+        ).collect()
+        assert [tuple(row) for row in moved] == [
+            ("east", built_at, FIXED + timedelta(hours=3, seconds=10), "initial"),
+            ("east", FIXED + timedelta(hours=3, seconds=10), applied_at, "finalized"),
+            ("east", applied_at, None, "definition_change"),
+            ("west", applied_at, None, "initial"),
+        ]
+        assert (
+            spark.sql(f"select * from {SCHEMA}.revenue_by_region__too_late where event_id = 'fix-fix-c'").count() == 0
+        )
+        # A run before the apply had the old select: check, which recomputes through the code's, says
+        # so rather than report its correct windows as mismatched.
+        argv = [
+            "--project-dir",
+            str(copy),
+            "check",
+            "--pipeline",
+            "meter_usage",
+            "--run-time",
+            format_timestamp(built_at),
+        ]
+        assert cli.main(argv) == 2
+        assert capsys.readouterr().err == (
+            f"late-data: meter_usage: the run at {format_timestamp(built_at)} was computed by another definition than"
+            " the code's (the select redefined), and check recomputes through the code's: check a run since the change\n"
+        )
+    finally:
+        monkeypatch.setenv("LATE_DATA_PROJECT_DIR", str(EXAMPLE))
+        prepare_environment()
+
+
+def plain_dbt_deps(project_dir: Any) -> None:
+    from dbt.cli.main import dbtRunner
+
+    common = ["--project-dir", str(project_dir), "--profiles-dir", str(CHECKOUT / "profiles")]
+    assert dbtRunner().invoke(["--quiet", "deps", *common]).success
 
 
 @pytest.mark.spark

@@ -1,19 +1,68 @@
 {% macro as_of(history, moment=none) %}
     {#- A select of the versions of a late-data history (a relation, e.g. ref('my_history')) valid
         at `moment` ('YYYY-MM-DD HH:MM:SS' UTC, or a datetime): the result table as it stood right
-        after the last run at or before that moment. Without `moment`: the current versions.
+        after the last run at or before that moment, each version with the definition that computed
+        it and the commit of the code its run ran (definition_id and code_commit, as the revisions
+        give them). Without `moment`: the current versions.
         E.g. dbt show --inline with late_data.as_of(ref('my_history'), '2026-01-01 01:00:10'). -#}
     {%- set at = none if moment is none else late_data.timestamp_literal(
         moment if moment is not string else late_data.parse_time(moment, 'as_of')) %}
-    select *
-    from {{ history }}
+    select
+        versions.*,
+        run_definitions.definition_id,
+        run_definitions.code_commit
+    from {{ history }} as versions
+    left join (
+
+        {{- late_data.run_definitions(late_data.recorded_pipeline(history)) }}
+
+    ) as run_definitions on versions.invocation_id = run_definitions.invocation_id
     where
     {%- if at is none %}
-        dbt_valid_to is null
+        versions.dbt_valid_to is null
     {%- else %}
-        dbt_valid_from <= {{ at }}
-        and (dbt_valid_to > {{ at }} or dbt_valid_to is null)
+        versions.dbt_valid_from <= {{ at }}
+        and (versions.dbt_valid_to > {{ at }} or versions.dbt_valid_to is null)
     {%- endif %}
+{%- endmacro %}
+
+
+{% macro recorded_pipeline(history) %}
+    {#- The late-data pipeline whose history snapshot is the relation `history`; refused, naming it,
+        when no late-data history is (none while dbt parses). -#}
+    {%- if not execute -%}{{ return(none) }}{%- endif -%}
+    {%- for node in late_data.filter_nodes('history')
+        if (node.schema ~ '.' ~ (node.alias or node.name)) | lower == (history.schema ~ '.' ~ history.identifier) | lower -%}
+        {{- return(late_data.history_pipeline(node)) -}}
+    {%- endfor -%}
+    {%- do exceptions.raise_compiler_error(
+        "late_data.as_of reads a late-data history (a snapshot of strategy late_data.history); " ~ history ~ " is none"
+    ) -%}
+{% endmacro %}
+
+
+{% macro run_definitions(pipeline) %}
+    {#- A select of each successful run of `pipeline` that recorded its definition: the run
+        (invocation_id), the digest of the definition (definition_id: the first 12 hex digits of its
+        md5), the code's commit (code_commit) and whether the definition differs from the one the
+        previous such run recorded (definition_changed). -#}
+    select
+        invocation_id,
+        substr(md5(definition), 1, 12) as definition_id,
+        code_commit,
+        coalesce(definition != lag(definition) over (order by recorded_at), false) as definition_changed
+    from (
+        select
+            invocation_id,
+            max(definition) as definition,
+            max(code_commit) as code_commit,
+            max(recorded_at) as recorded_at
+        from {{ late_data.run_audit_relation() }}
+        where
+            {{ 'model = ' ~ late_data.sql_string(pipeline.alias) if pipeline is not none else 'false' }}
+            and outcome = 'success' and definition is not null
+        group by invocation_id
+    )
 {%- endmacro %}
 
 
@@ -96,8 +145,8 @@
 
 {% macro revision_runs(pipeline) %}
     {#- The CTEs (each followed by a comma) a pipeline's revisions read from the run audit: each
-        run's kind (run_kinds), the definition each successful run of the pipeline recorded and
-        whether it differs from the one its previous such run recorded (run_definitions), and, for a
+        run's kind (run_kinds), the definition each successful run of the pipeline recorded
+        (run_definitions, late_data.run_definitions), and, for a
         pipeline with dimensions, the windows a dimension change changed in each run
         (dimension_changes). -#}
     run_kinds as (
@@ -110,27 +159,9 @@
 
     ),
 
-    recorded_definitions as (
-
-        select
-            invocation_id,
-            max(definition) as definition,
-            max(code_commit) as code_commit,
-            max(recorded_at) as recorded_at
-        from {{ late_data.run_audit_relation() }}
-        where model = {{ late_data.sql_string(pipeline.alias) }} and outcome = 'success' and definition is not null
-        group by invocation_id
-
-    ),
-
     run_definitions as (
 
-        select
-            invocation_id,
-            substr(md5(definition), 1, 12) as definition_id,
-            code_commit,
-            coalesce(definition != lag(definition) over (order by recorded_at), false) as definition_changed
-        from recorded_definitions
+        {{- late_data.run_definitions(pipeline) }}
 
     ),
 

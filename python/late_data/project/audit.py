@@ -262,9 +262,9 @@ def last_runs(project: DbtProject) -> list[dict[str, Any]]:
     )
 
 
-def recorded_definitions(project: DbtProject) -> dict[str, dict[str, Any]]:
-    """Per model, the definition its last successful scheduled, reconcile or full-refresh run recorded
-    (late_data.pipeline_definition): what its tables were built with. Models whose runs recorded none
+def recorded_definitions(project: DbtProject, until: datetime | None = None) -> dict[str, dict[str, Any]]:
+    """Per model, the definition its last successful scheduled, reconcile or full-refresh run (at or
+    before `until`) recorded (late_data.pipeline_definition): what its tables were built with. Models whose runs recorded none
     (built before the audit had a definition) are left out, and so is every model when no run has
     made the audit yet or no run of this version has added its definition column."""
     audit = f"{project.target_schema()}.{AUDIT}"
@@ -277,7 +277,9 @@ def recorded_definitions(project: DbtProject) -> dict[str, dict[str, Any]]:
         f"""
         select model, max_by(definition, run_time) as definition
         from {audit}
-        where outcome = 'success' and run_kind not in ('backfill', 'held') and definition is not null
+        where
+            outcome = 'success' and run_kind not in ('backfill', 'held') and definition is not null
+            {f"and run_time <= timestamp'{format_timestamp(until)}'" if until is not None else ""}
         group by model
         """
     )
