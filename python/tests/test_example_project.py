@@ -710,6 +710,12 @@ def test_a_fixed_select_of_every_shape_is_applied_in_a_stage_and_published(
         plan = late_data("plan").splitlines()
         assert plan[-1] == "plan: 5 of 5 pipelines changed", plan
         assert all(" the select redefined" in line for line in plan[:-1]), plan
+        # Until the change is applied, check says it cannot check the tables through the new select.
+        assert cli.main(["--project-dir", str(copy), "check", "--pipeline", "page_visits"]) == 2
+        assert capsys.readouterr().err.endswith(
+            " was computed by another definition than the code's (the select redefined), and check recomputes"
+            " through the code's: apply the change first (late-data plan, then late-data apply), then check\n"
+        )
         results = lambda: {
             model: sorted(spark.table(f"{SCHEMA}.{model}").collect(), key=str) for model, *_ in FIXED_SELECTS
         }
