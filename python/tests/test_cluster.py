@@ -114,6 +114,51 @@ def test_cluster_up_refuses_a_taken_port_before_starting_anything(
     assert not (clean_settings / "cluster" / "postgres").exists()
 
 
+def test_a_process_that_exits_without_a_word_is_started_once_more_then_named_with_its_exit_code(
+    clean_settings: Path,
+) -> None:
+    """spark-class exits 1 with an empty log when its launcher JVM fails: the thrift server did so
+    once in CI on a starved machine. Judged by its handle, such a start is tried once more; a second
+    silent exit, or any exit that wrote a line, fails naming its exit code and its log."""
+    from late_data.cluster.processes import launch, wait_until
+
+    settings = cluster.ClusterSettings.from_environment(prepare_environment())
+    for directory in (settings.logs_dir, settings.run_dir):
+        directory.mkdir(parents=True)
+    starts: list[str] = []
+
+    def start(script: str) -> subprocess.Popen[bytes]:
+        starts.append(script)
+        return launch(settings, "thriftserver", ["sh", "-c", script], {})
+
+    scripts = iter(["exit 1", "touch ready; sleep 30"])
+    started = {"thriftserver": start(next(scripts))}
+    ready = settings.run_dir / "ready"
+    wait_until(
+        "ready",
+        ready.exists,
+        settings,
+        "thriftserver",
+        started=started,
+        restart={"thriftserver": lambda: start(next(scripts))},
+    )
+    assert len(starts) == 2
+    started["thriftserver"].kill()
+    started["thriftserver"].wait()
+
+    started = {"thriftserver": start("echo cannot bind; exit 3")}
+    with pytest.raises(SetupError, match=r"(?s)thriftserver exited \(exit code 3\) before answering.*cannot bind"):
+        wait_until(
+            "answering",
+            lambda: False,
+            settings,
+            "thriftserver",
+            started=started,
+            restart={"thriftserver": lambda: start("exit 0")},
+        )
+    assert len(starts) == 3
+
+
 def test_missing_postgresql_binaries_say_what_to_install(clean_settings: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LATE_DATA_POSTGRES_BIN", str(clean_settings))
     with pytest.raises(SetupError, match="apt-get install postgresql libpostgresql-jdbc-java"):

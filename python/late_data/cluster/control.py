@@ -4,6 +4,7 @@ what runs."""
 from __future__ import annotations
 
 import logging
+import subprocess
 import time
 from dataclasses import replace
 
@@ -105,21 +106,34 @@ def bring_up(settings: ClusterSettings, tools: Tools, environment: ProjectEnviro
         start_postgres(settings, tools)
         launched.append("postgres")
     prepare_metastore_database(settings, tools, environment.project_dir)
+    started: dict[str, subprocess.Popen[bytes]] = {}
     if needs("metastore"):
-        start_metastore(settings, tools, environment.project_dir)
+        started["metastore"] = start_metastore(settings, tools, environment.project_dir)
         launched.append("metastore")
     write_spark_confs(settings)
     if needs("master"):
-        start_master(settings, tools)
+        started["master"] = start_master(settings, tools)
         launched.append("master")
-    wait_until("answering on its port", lambda: port_answers(settings.host, settings.master_port), settings, "master")
+    wait_until(
+        "answering on its port",
+        lambda: port_answers(settings.host, settings.master_port),
+        settings,
+        "master",
+        started=started,
+    )
     for index, name in enumerate(settings.worker_names(), start=1):
         if needs(name):
-            start_worker(settings, tools, index)
+            started[name] = start_worker(settings, tools, index)
             launched.append(name)
-    wait_until("answering on its port", lambda: port_answers(LOOPBACK, settings.metastore_port), settings, "metastore")
+    wait_until(
+        "answering on its port",
+        lambda: port_answers(LOOPBACK, settings.metastore_port),
+        settings,
+        "metastore",
+        started=started,
+    )
     if needs("thriftserver"):
-        start_thriftserver(settings, tools, environment)
+        started["thriftserver"] = start_thriftserver(settings, tools, environment)
         launched.append("thriftserver")
     wait_until(
         "registered with the master",
@@ -127,8 +141,16 @@ def bring_up(settings: ClusterSettings, tools: Tools, environment: ProjectEnviro
         settings,
         "master",
         *settings.worker_names(),
+        started=started,
     )
-    wait_until("answering `select 1`", lambda: thrift_answers(settings), settings, "thriftserver")
+    wait_until(
+        "answering `select 1`",
+        lambda: thrift_answers(settings),
+        settings,
+        "thriftserver",
+        started=started,
+        restart={"thriftserver": lambda: start_thriftserver(settings, tools, environment)},
+    )
 
 
 def stop_component(settings: ClusterSettings, tools: Tools | None, name: str) -> bool:

@@ -11,7 +11,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from pathlib import Path
 
 from late_data.cluster.common import (
@@ -201,21 +201,57 @@ def launch(
     return process
 
 
-def wait_until(what: str, ready: Callable[[], bool], settings: ClusterSettings, *names: str) -> None:
+def exit_description(returncode: int) -> str:
+    if returncode < 0:
+        return f"killed by {signal.Signals(-returncode).name}"
+    return f"exit code {returncode}"
+
+
+def wait_until(
+    what: str,
+    ready: Callable[[], bool],
+    settings: ClusterSettings,
+    *names: str,
+    started: MutableMapping[str, subprocess.Popen[bytes]] | None = None,
+    restart: Mapping[str, Callable[[], subprocess.Popen[bytes]]] | None = None,
+) -> None:
     """Poll `ready` until it holds; fail with the tail of the log when one of the processes `names`
-    dies or time is up."""
-    started = time.monotonic()
+    dies or time is up. A process this call `started` is judged by its handle (its exit code, not
+    its pid file), and one in `restart` that exits before writing a line to its log is started once
+    more: spark-class exits 1 without a word when its launcher JVM fails, which a starved machine
+    made happen once in CI."""
+    started = {} if started is None else started
+    restarted: set[str] = set()
+    clock = time.monotonic()
     while not ready():
         for name in names:
-            if running_pid(settings, name) is None:
-                raise SetupError(f"{name} exited before {what}:\n{log_tail(settings.log_file(name))}")
-        if time.monotonic() - started > settings.timeout_seconds:
+            exit_code = started[name].poll() if name in started else None
+            if name in started and exit_code is None:
+                continue
+            if name not in started and running_pid(settings, name) is not None:
+                continue
+            how = "exited" if exit_code is None else f"exited ({exit_description(exit_code)})"
+            tail = log_tail(settings.log_file(name))
+            if restart and name in restart and name not in restarted and log_is_empty(settings.log_file(name)):
+                log.warning("%s %s before writing a line to its log: starting it once more", name, how)
+                restarted.add(name)
+                started[name] = restart[name]()
+                continue
+            raise SetupError(f"{name} {how} before {what}:\n{tail}")
+        if time.monotonic() - clock > settings.timeout_seconds:
             raise SetupError(
                 f"{', '.join(names)}: not {what} after {settings.timeout_seconds:.0f} s (LATE_DATA_CLUSTER_TIMEOUT):\n"
                 + "\n".join(log_tail(settings.log_file(name)) for name in names)
             )
         time.sleep(0.25)
-    log.info("%s: %s after %.1f s", ", ".join(names), what, time.monotonic() - started)
+    log.info("%s: %s after %.1f s", ", ".join(names), what, time.monotonic() - clock)
+
+
+def log_is_empty(path: Path) -> bool:
+    try:
+        return not path.read_text(errors="replace").strip()
+    except FileNotFoundError:
+        return True
 
 
 def log_tail(path: Path, lines: int = 15) -> str:
@@ -223,6 +259,8 @@ def log_tail(path: Path, lines: int = 15) -> str:
         text = path.read_text(errors="replace").splitlines()
     except FileNotFoundError:
         return f"(no log at {path})"
+    if not text:
+        return f"--- {path} is empty"
     return "\n".join([f"--- last lines of {path}:", *text[-lines:]])
 
 
