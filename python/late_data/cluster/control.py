@@ -3,9 +3,11 @@ what runs."""
 
 from __future__ import annotations
 
+import functools
 import logging
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from late_data.cluster.common import LOOPBACK, ClusterSettings, ComponentStatus, Tools, find_java, find_spark_home
@@ -111,46 +113,37 @@ def bring_up(settings: ClusterSettings, tools: Tools, environment: ProjectEnviro
         started["metastore"] = start_metastore(settings, tools, environment.project_dir)
         launched.append("metastore")
     write_spark_confs(settings)
-    if needs("master"):
-        started["master"] = start_master(settings, tools)
-        launched.append("master")
-    wait_until(
-        "answering on its port",
-        lambda: port_answers(settings.host, settings.master_port),
-        settings,
-        "master",
-        started=started,
-    )
-    for index, name in enumerate(settings.worker_names(), start=1):
-        if needs(name):
-            started[name] = start_worker(settings, tools, index)
-            launched.append(name)
-    wait_until(
-        "answering on its port",
-        lambda: port_answers(LOOPBACK, settings.metastore_port),
-        settings,
-        "metastore",
-        started=started,
-    )
-    if needs("thriftserver"):
-        started["thriftserver"] = start_thriftserver(settings, tools, environment)
-        launched.append("thriftserver")
-    wait_until(
+    # What spark-class starts, so what its launcher's silent exit can end: started once more then.
+    spark_class_starts: dict[str, Callable[[], subprocess.Popen[bytes]]] = {
+        "master": lambda: start_master(settings, tools),
+        **{
+            name: functools.partial(start_worker, settings, tools, index)
+            for index, name in enumerate(settings.worker_names(), start=1)
+        },
+        "thriftserver": lambda: start_thriftserver(settings, tools, environment),
+    }
+
+    def start(*names: str) -> None:
+        for name in names:
+            if needs(name):
+                started[name] = spark_class_starts[name]()
+                launched.append(name)
+
+    def wait(what: str, ready: Callable[[], bool], *names: str) -> None:
+        wait_until(what, ready, settings, *names, started=started, restart=spark_class_starts)
+
+    start("master")
+    wait("answering on its port", lambda: port_answers(settings.host, settings.master_port), "master")
+    start(*settings.worker_names())
+    wait("answering on its port", lambda: port_answers(LOOPBACK, settings.metastore_port), "metastore")
+    start("thriftserver")
+    wait(
         "registered with the master",
         lambda: alive_workers(settings) >= settings.workers,
-        settings,
         "master",
         *settings.worker_names(),
-        started=started,
     )
-    wait_until(
-        "answering `select 1`",
-        lambda: thrift_answers(settings),
-        settings,
-        "thriftserver",
-        started=started,
-        restart={"thriftserver": lambda: start_thriftserver(settings, tools, environment)},
-    )
+    wait("answering `select 1`", lambda: thrift_answers(settings), "thriftserver")
 
 
 def stop_component(settings: ClusterSettings, tools: Tools | None, name: str) -> bool:

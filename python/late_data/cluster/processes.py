@@ -217,9 +217,9 @@ def wait_until(
 ) -> None:
     """Poll `ready` until it holds; fail with the tail of the log when one of the processes `names`
     dies or time is up. A process this call `started` is judged by its handle (its exit code, not
-    its pid file), and one in `restart` that exits before writing a line to its log is started once
-    more: spark-class exits 1 without a word when its launcher JVM fails, which a starved machine
-    made happen once in CI."""
+    its pid file), and one of those in `restart` that exits before writing a line to its log is
+    started once more: spark-class exits without a word when its launcher fails before Java has
+    said anything, which the Thrift Server did once in CI on a machine starting a dozen JVMs."""
     started = {} if started is None else started
     restarted: set[str] = set()
     clock = time.monotonic()
@@ -232,10 +232,11 @@ def wait_until(
                 continue
             how = "exited" if exit_code is None else f"exited ({exit_description(exit_code)})"
             tail = log_tail(settings.log_file(name))
-            if restart and name in restart and name not in restarted and log_is_empty(settings.log_file(name)):
+            restarter = restart.get(name) if restart is not None and exit_code is not None else None
+            if restarter is not None and name not in restarted and log_is_empty(settings.log_file(name)):
                 log.warning("%s %s before writing a line to its log: starting it once more", name, how)
                 restarted.add(name)
-                started[name] = restart[name]()
+                started[name] = restarter()
                 continue
             raise SetupError(f"{name} {how} before {what}:\n{tail}")
         if time.monotonic() - clock > settings.timeout_seconds:
