@@ -225,20 +225,22 @@ def wait_until(
     clock = time.monotonic()
     while not ready():
         for name in names:
-            exit_code = started[name].poll() if name in started else None
-            if name in started and exit_code is None:
+            process = started.get(name)
+            if process is None:
+                if running_pid(settings, name) is None:
+                    raise SetupError(f"{name} exited before {what}:\n{log_tail(settings.log_file(name))}")
                 continue
-            if name not in started and running_pid(settings, name) is not None:
+            exit_code = process.poll()
+            if exit_code is None:
                 continue
-            how = "exited" if exit_code is None else f"exited ({exit_description(exit_code)})"
-            tail = log_tail(settings.log_file(name))
-            restarter = restart.get(name) if restart is not None and exit_code is not None else None
+            how = f"exited ({exit_description(exit_code)})"
+            restarter = restart.get(name) if restart is not None else None
             if restarter is not None and name not in restarted and log_is_empty(settings.log_file(name)):
                 log.warning("%s %s before writing a line to its log: starting it once more", name, how)
                 restarted.add(name)
                 started[name] = restarter()
                 continue
-            raise SetupError(f"{name} {how} before {what}:\n{tail}")
+            raise SetupError(f"{name} {how} before {what}:\n{log_tail(settings.log_file(name))}")
         if time.monotonic() - clock > settings.timeout_seconds:
             raise SetupError(
                 f"{', '.join(names)}: not {what} after {settings.timeout_seconds:.0f} s (LATE_DATA_CLUSTER_TIMEOUT):\n"
