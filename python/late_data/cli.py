@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 from late_data.arguments import build_parser, page_scenario_from, require_range, scenario_from
 from late_data.commands.check import check_pipeline
 from late_data.commands.explain import compile_run, render_run, write_runs
-from late_data.commands.plan import definition_changes, plan_definitions, plan_lines
+from late_data.commands.plan import plan_definitions, plan_lines
 from late_data.commands.status import read_status
-from late_data.project.audit import recorded_definitions, require_built
+from late_data.project.audit import require_built
+from late_data.project.definitions import definition_changes, recorded_definitions
 from late_data.project.pipelines import Pipeline, scheduled_nodes, select_pipelines
 from late_data.project.raw_tables import create_raw_tables, require_raw_tables, require_sources
 from late_data.publishing.named_versions import (
@@ -389,7 +390,7 @@ def apply_command(args: argparse.Namespace) -> int:
     pipelines = select_pipelines(project, args.pipeline)
     recorded = recorded_definitions(project)
     changes = {
-        pipeline.name: definition_changes(recorded[pipeline.table], pipeline.definition)
+        pipeline.name: definition_changes(recorded[pipeline.table], pipeline.definition, pipeline.legacy_select)
         for pipeline in pipelines
         if pipeline.table in recorded
     }

@@ -70,6 +70,20 @@
 {% endmacro %}
 
 
+{% macro all_upstream_nodes() %}
+    {#- The unique ids of every model, snapshot and seed upstream of a late-data pipeline of the project. -#}
+    {%- set state = late_data.invocation_state() -%}
+    {%- if 'upstream_nodes' not in state -%}
+        {%- set found = [] -%}
+        {%- for node in late_data.filter_nodes('pipeline') -%}
+            {%- do found.extend(late_data.upstream_nodes(node)) -%}
+        {%- endfor -%}
+        {%- do state.update({'upstream_nodes': found | unique | list}) -%}
+    {%- endif -%}
+    {{- return(state['upstream_nodes']) -}}
+{% endmacro %}
+
+
 {% macro run_kind() %}
     {{- return('backfill' if late_data.backfill() else ('full_refresh' if flags.FULL_REFRESH else ('reconcile' if late_data.is_reconciliation() else 'scheduled'))) -}}
 {% endmacro %}
@@ -77,8 +91,9 @@
 
 {% macro record_runs(results) %}
     {#- For on-run-end: one audit row per table of each late-data pipeline and history that ran,
-        from what each was given in this invocation (late_data.record_write), in one insert, so one
-        table commit per invocation. Only commands that build (run, build, snapshot) are recorded.
+        from what each was given in this invocation (late_data.record_write), and one per model,
+        snapshot or seed upstream of a pipeline that was built (late_data.upstream_audit_row), in
+        one insert, so one table commit per invocation. Only commands that build (run, build, snapshot) are recorded.
         What this process knows of the warehouse's relations stays only when every node that ran
         was a late-data write, which creates and drops none. -#}
     {%- if not execute or flags.WHICH not in ('run', 'build', 'snapshot') or late_data.is_explain() -%}{{ return('') }}{%- endif -%}
@@ -98,6 +113,9 @@
         {%- for relation, role, pipeline in tables -%}
             {%- do audit_rows.append(late_data.audit_row(relation, role, pipeline, result)) -%}
         {%- endfor -%}
+        {%- if not late and node.unique_id in late_data.all_upstream_nodes() and node.config.materialized != 'ephemeral' -%}
+            {%- do audit_rows.append(late_data.upstream_audit_row(node, result)) -%}
+        {%- endif -%}
     {%- endfor -%}
     {%- if relations_changed -%}
         {%- do late_data.process_state().pop('relations', none) -%}
@@ -165,9 +183,35 @@
             cast(null as string),
             cast(null as string),
             {{ late_data.sql_string(late_data.definition_json(pipeline)) }},
-            {{ late_data.sql_string(code_commit) if code_commit else 'cast(null as string)' }}
+            {{ late_data.sql_string(code_commit) if code_commit else 'cast(null as string)' }},
+            {{ late_data.sql_string(late_data.package_version()) }}
     {%- endset -%}
     {{- return(row) -}}
+{% endmacro %}
+
+
+{% macro upstream_audit_row(node, result) %}
+    {#- A select of one audit row for a model, snapshot or seed upstream of a late-data pipeline that
+        this invocation built (model: its unique id, model_role `upstream`): what it was built with,
+        its parts of the pipelines' definitions (late_data.node_parts), which a run that reads it as
+        deployed compares with what its tables were built with (late_data.deployed_changes). -#}
+    {%- set given = {
+        'invocation_id': "'" ~ invocation_id ~ "'",
+        'model': late_data.sql_string(node.unique_id),
+        'model_role': "'upstream'",
+        'run_kind': late_data.sql_string(late_data.run_kind()),
+        'run_time': late_data.run_time(),
+        'seconds': result.execution_time,
+        'outcome': late_data.sql_string(late_data.outcome(result)),
+        'recorded_at': 'current_timestamp()',
+        'definition': late_data.sql_string(tojson(late_data.node_parts(node), sort_keys=true)),
+        'package_version': late_data.sql_string(late_data.package_version()),
+    } -%}
+    {%- set values = [] -%}
+    {%- for name, type in late_data.run_audit_columns() -%}
+        {%- do values.append(given.get(name, 'cast(null as ' ~ type ~ ')')) -%}
+    {%- endfor -%}
+    {{- return('select ' ~ values | join(', ')) -}}
 {% endmacro %}
 
 

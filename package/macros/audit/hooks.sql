@@ -2,8 +2,9 @@
     {#- The project's on-run-start hook (dbt_project.yml: on-run-start calls late_data.on_run_start()).
         Before anything runs: every late-data setting checked; for commands that build, the
         sources' contracts, the parents that must exist, the run audit (created or given the
-        columns it lacks) and the run time (only forward). Renders no SQL; a project or an
-        invocation without late-data nodes gets nothing done. -#}
+        columns it lacks), the run time (only forward) and each pipeline's definition (a change
+        since its tables were built, upstream too, is refused before anything is built). Renders
+        no SQL; a project or an invocation without late-data nodes gets nothing done. -#}
     {%- if not execute or not late_data.filter_nodes('pipeline') -%}{{ return('') }}{%- endif -%}
     {%- do late_data.invocation_state().update({'started': true}) -%}
     {%- do late_data.check_settings() -%}
@@ -13,11 +14,13 @@
         {%- do late_data.check_source_contracts() -%}
         {%- do late_data.check_parents_built() -%}
     {%- endif -%}
-    {%- if nodes or flags.WHICH in ('test', 'build') -%}
+    {#- Any build may record one: a model upstream of a pipeline records what it was built with. -#}
+    {%- if nodes or building or flags.WHICH == 'test' -%}
         {%- do late_data.prepare_run_audit() -%}
     {%- endif -%}
     {%- if building and nodes and not late_data.is_explain() -%}
         {%- do late_data.check_run_time_moves_forward(nodes) -%}
+        {%- do late_data.check_definitions(nodes) -%}
     {%- endif -%}
     {{- return('') -}}
 {% endmacro %}

@@ -33,6 +33,7 @@
         ('rolled_back_outcome', 'string'),
         ('definition', 'string'),
         ('code_commit', 'string'),
+        ('package_version', 'string'),
     ]) -}}
 {% endmacro %}
 

@@ -44,18 +44,21 @@
 {% macro run_definitions(pipeline) %}
     {#- A select of each successful run of `pipeline` that recorded its definition: the run
         (invocation_id), the digest of the definition (definition_id: the first 12 hex digits of its
-        md5), the code's commit (code_commit) and whether the definition differs from the one the
-        previous such run recorded (definition_changed). -#}
+        md5), the code's commit (code_commit) and whether it rebuilt the pipeline under another
+        definition than the previous such run recorded (definition_changed: only a rebuild can; a
+        package upgrade that records the same definition in another form changes nothing). -#}
     select
         invocation_id,
         substr(md5(definition), 1, 12) as definition_id,
         code_commit,
-        coalesce(definition != lag(definition) over (order by recorded_at), false) as definition_changed
+        coalesce(run_kind = 'full_refresh' and definition != lag(definition) over (order by recorded_at), false)
+            as definition_changed
     from (
         select
             invocation_id,
             max(definition) as definition,
             max(code_commit) as code_commit,
+            max(run_kind) as run_kind,
             max(recorded_at) as recorded_at
         from {{ late_data.run_audit_relation() }}
         where

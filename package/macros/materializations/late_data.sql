@@ -18,9 +18,6 @@
     {%- set columns = late_data.query_columns(sql) -%}
     {%- set aggregates = late_data.aggregates(pipeline, columns) -%}
     {%- set incremental = late_data.builds_incrementally(pipeline) -%}
-    {%- if incremental and not late_data.is_explain() -%}
-        {%- do late_data.check_definition(pipeline) -%}
-    {%- endif -%}
     {%- set versions = late_data.pipeline_relation(pipeline, 'versions') -%}
     {#- A pipeline with dimensions tells a delivery apart by its own stamp, source_ingested_at: a
         version a dimension change made is stamped with the run that made it. -#}

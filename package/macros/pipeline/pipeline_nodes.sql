@@ -156,6 +156,7 @@
         {%- do described.update({
             'relations': relations, 'histories': histories, 'sources': sources, 'tags': node.tags,
             'definition': late_data.pipeline_definition(pipeline),
+            'legacy_select': late_data.legacy_select_digest(node.raw_code or ''),
         }) -%}
         {%- do log('late-data pipeline ' ~ tojson(described), info=true) -%}
     {%- endfor -%}

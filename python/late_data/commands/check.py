@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from late_data.commands.plan import definition_changes
 from late_data.oracles.compare import Comparison
 from late_data.oracles.dimensions import replayed_versions
 from late_data.oracles.windows import compare_too_late, compare_windows, expected_too_late, windows_of
-from late_data.project.audit import history_as_of, load_runs, published_run, recorded_definitions
+from late_data.project.audit import history_as_of, load_runs, published_run
+from late_data.project.definitions import definition_changes, recorded_definitions
 from late_data.project.pipelines import Pipeline, compiled_select
 from late_data.runtime.dbt_project import DbtProject
 from late_data.runtime.settings import SetupError
@@ -48,7 +48,7 @@ def check_pipeline(project: DbtProject, pipeline: Pipeline, run_time: datetime |
             + (f": its first run is later; its last is at {format_timestamp(run.latest)}" if run.latest else "")
         )
     recorded = recorded_definitions(project, run.at).get(model)
-    changed = definition_changes(recorded, pipeline.definition) if recorded is not None else []
+    changed = definition_changes(recorded, pipeline.definition, pipeline.legacy_select) if recorded is not None else []
     if changed:
         raise SetupError(
             f"{pipeline.name}: the run at {format_timestamp(run.at)} was computed by another definition than the"

@@ -1,30 +1,18 @@
-"""`late-data plan`: for each pipeline, whether its definition (late_data.pipeline_definition: its
-select and the settings that change a window) differs from the one its tables were built with, the
-class of each change, and what applying it rebuilds and reads. A run refuses such a change
-(late_data.check_definition); the plan says what the rebuild that applies it will cost first."""
+"""`late-data plan`: for each pipeline, whether its definition (late_data.project.definitions: its
+select, the settings that change a window and everything upstream of it) differs from the one its
+tables were built with, the class of each change, and what applying it rebuilds and reads. A run
+refuses such a change (late_data.check_definitions); the plan says what the rebuild that applies it
+will cost first."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
-from late_data.project.audit import recorded_definitions
+from late_data.project.definitions import definition_changes, reaches_upstream, recorded_definitions
 from late_data.project.pipelines import Pipeline
 from late_data.runtime.dbt_project import DbtProject
 from late_data.runtime.timeutil import format_timestamp
-
-# The definition's parts, as a change of each is named (measures are named one by one).
-CHANGE_CLASSES = {
-    "select": "the select redefined",
-    "window": "the window layout",
-    "series_key": "the series key",
-    "event_key": "the event key",
-    "late_windows": "the late windows",
-    "dimensions": "the dimensions",
-    "tie_breaker": "the tie breaker",
-    "source_column": "the source column",
-}
 
 
 @dataclass(frozen=True)
@@ -52,36 +40,15 @@ class PipelinePlan:
         return (
             f"{self.name}: {'; '.join(self.changes)}. Applying it rebuilds the pipeline whole: {self.windows:,}"
             f" windows in {self.partitions:,} partitions{span}, reading {reads or 'no raw rows'}"
-            f" (`late-data apply` stages it; in place: dbt build --full-refresh --select {self.name}+)"
+            f" (`late-data apply` stages it; in place: dbt build --full-refresh --select"
+            f" {'+' if reaches_upstream(self.changes) else ''}{self.name}+)"
         )
-
-
-def measure_changes(recorded: str | None, current: str | None) -> list[str]:
-    """`measure added: x`, `measure removed: y`, `measure redefined: z`, from two definitions' measures."""
-    before = {measure["name"]: measure for measure in json.loads(recorded or "[]")}
-    after = {measure["name"]: measure for measure in json.loads(current or "[]")}
-    return [
-        *(f"measure added: {name}" for name in after if name not in before),
-        *(f"measure removed: {name}" for name in before if name not in after),
-        *(f"measure redefined: {name}" for name in after if name in before and after[name] != before[name]),
-    ]
-
-
-def definition_changes(recorded: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """Each change between a recorded and the current definition, classed."""
-    changes = measure_changes(recorded.get("measures"), current.get("measures"))
-    for part, named in CHANGE_CLASSES.items():
-        if recorded.get(part) != current.get(part):
-            changes.append(
-                f"{named}: {recorded.get(part)} -> {current.get(part)}" if part in ("late_windows", "window") else named
-            )
-    return changes
 
 
 def plan_pipeline(project: DbtProject, pipeline: Pipeline, recorded: dict[str, Any] | None) -> PipelinePlan:
     if recorded is None:
         return PipelinePlan(pipeline.name, [], recorded=False)
-    changes = definition_changes(recorded, pipeline.definition)
+    changes = definition_changes(recorded, pipeline.definition, pipeline.legacy_select)
     if not changes:
         return PipelinePlan(pipeline.name, [], recorded=True)
     [scope] = project.query(
@@ -101,6 +68,16 @@ def plan_definitions(project: DbtProject, pipelines: list[Pipeline]) -> list[Pip
 
 
 def plan_lines(plans: list[PipelinePlan]) -> list[str]:
-    """What `late-data plan` prints: a line per pipeline, then how many changed."""
+    """What `late-data plan` prints: a line per pipeline, a line per upstream change naming every
+    pipeline it reaches (applied together), then how many changed."""
     changed = sum(1 for plan in plans if plan.changes)
-    return [*(f"plan: {plan.line()}" for plan in plans), f"plan: {changed} of {len(plans)} pipelines changed"]
+    reached: dict[str, list[str]] = {}
+    for plan in plans:
+        for change in plan.changes:
+            if reaches_upstream([change]):
+                reached.setdefault(change, []).append(plan.name)
+    return [
+        *(f"plan: {plan.line()}" for plan in plans),
+        *(f"plan: {change} reaches {', '.join(names)}" for change, names in reached.items()),
+        f"plan: {changed} of {len(plans)} pipelines changed",
+    ]

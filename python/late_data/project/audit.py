@@ -5,7 +5,6 @@ macros (audit/)."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -254,36 +253,12 @@ def last_runs(project: DbtProject) -> list[dict[str, Any]]:
         from (
             select *, row_number() over (partition by model order by recorded_at desc) as newest
             from {project.target_schema()}.{AUDIT}
-            where outcome != 'started'
+            where outcome != 'started' and coalesce(model_role, '') != 'upstream'
         )
         where newest = 1
         order by model
         """
     )
-
-
-def recorded_definitions(project: DbtProject, until: datetime | None = None) -> dict[str, dict[str, Any]]:
-    """Per model, the definition its last successful scheduled, reconcile or full-refresh run (at or
-    before `until`) recorded (late_data.pipeline_definition): what its tables were built with. Models whose runs recorded none
-    (built before the audit had a definition) are left out, and so is every model when no run has
-    made the audit yet or no run of this version has added its definition column."""
-    audit = f"{project.target_schema()}.{AUDIT}"
-    # Through the target's own engine, as the plan's other reads: no Spark of its own on Thrift.
-    if AUDIT not in existing_tables(project.query, project.target_schema()):
-        return {}
-    if "definition" not in {row["col_name"] for row in project.query(f"describe {audit}")}:
-        return {}
-    rows = project.query(
-        f"""
-        select model, max_by(definition, run_time) as definition
-        from {audit}
-        where
-            outcome = 'success' and run_kind not in ('backfill', 'held') and definition is not null
-            {f"and run_time <= timestamp'{format_timestamp(until)}'" if until is not None else ""}
-        group by model
-        """
-    )
-    return {row["model"]: json.loads(row["definition"]) for row in rows}
 
 
 def interrupted_writes(project: DbtProject, results: dict[str, str]) -> list[dict[str, Any]]:

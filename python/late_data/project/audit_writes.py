@@ -112,6 +112,8 @@ def copy_audit_rows(project: DbtProject, stage: str, staged_from: str) -> None:
         insert into {audit}
         select {columns} from {stage}.{AUDIT} as staged
         where recorded_at >= timestamp'{staged_from}'
+            -- What the stage built upstream was built there, not where the published tables read it.
+            and coalesce(model_role, '') != 'upstream'
             and not exists (
                 select 1 from {audit} as published
                 where published.invocation_id = staged.invocation_id and published.model = staged.model

@@ -69,9 +69,11 @@ class Pipeline:
     # Session windows (docs/design.md, "Sessions"): the gap that ends one and the longest one; None for fixed windows.
     session_gap_seconds: int | None = None
     max_session_seconds: int | None = None
-    # What computes its numbers (late_data.pipeline_definition): the select's digest and the settings
-    # that change a window, by part; what the run audit records with every run.
+    # What computes its numbers (late_data.project.definitions): the select's digest, the settings
+    # that change a window and everything upstream of it, by part; what the run audit records with
+    # every run. legacy_select: the select's digest as the package made it before (definition_changes).
     definition: dict[str, Any] = field(default_factory=dict)
+    legacy_select: str | None = None
 
     @property
     def table(self) -> str:
@@ -133,6 +135,7 @@ def from_description(described: dict[str, Any]) -> Pipeline:
         session_gap_seconds=described.get("session_gap"),
         max_session_seconds=described.get("max_session"),
         definition=dict(described.get("definition") or {}),
+        legacy_select=described.get("legacy_select"),
         dimensions=tuple(
             Dimension(
                 name=dimension["name"],

@@ -13,6 +13,7 @@ from typing import Any
 
 from late_data.project.audit import undone_by
 from late_data.project.audit_writes import append_audit_rows, copy_audit_rows
+from late_data.project.definitions import reaches_upstream
 from late_data.project.pipelines import Pipeline, select_pipelines
 from late_data.publishing.named_versions import (
     NamedVersion,
@@ -111,6 +112,7 @@ def publish(project: DbtProject, name: str, overrides: dict[str, Any]) -> NamedV
     if version.kind == "apply":
         for table in switched_tables(version):
             replace_contents(project, staged(table, stage), table)
+        deploy_upstream(project, version, pipelines)
     else:
         for pipeline in pipelines:
             for table in [pipeline.result, *pipeline.history_tables]:
@@ -134,6 +136,30 @@ def publish(project: DbtProject, name: str, overrides: dict[str, Any]) -> NamedV
     drop_stage(project, stage)
     project.forget_warehouse_state()
     return version
+
+
+def deploy_upstream(project: DbtProject, version: NamedVersion, pipelines: list[Pipeline]) -> None:
+    """An apply that changed what its pipelines read upstream (a staging model, a macro, a var, a
+    seed) deploys their upstream models and seeds, as the stage built them, where the published
+    pipelines read them: their next scheduled runs, which select only the pipelines, read them as
+    deployed. Idempotent: an interrupted publish deploys them again."""
+    changes: dict[str, list[str]] = version.detail.get("changes") or {}
+    reached = [pipeline.name for pipeline in pipelines if reaches_upstream(changes.get(pipeline.name, []))]
+    if reached:
+        project.invoke(
+            [
+                "build",
+                "--full-refresh",
+                "--resource-type",
+                "seed",
+                "--resource-type",
+                "model",
+                "--select",
+                " ".join(f"+{name}" for name in reached),
+                "--exclude",
+                " ".join(f"{name}+" for name in reached),
+            ]
+        )
 
 
 def copy_partitions(project: DbtProject, source: str, target: str, partitions: list[datetime]) -> None:

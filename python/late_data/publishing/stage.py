@@ -245,9 +245,20 @@ def stage_apply(
     return version, summary
 
 
-# A pipeline rebuilt from its raw sources: its models (the views it reads included) and history
-# snapshot, not its data tests (the stage is checked by its summary; `dbt test` runs after publish).
-APPLY_RUN = ["build", "--full-refresh", "--resource-type", "model", "--resource-type", "snapshot", "--select"]
+# A pipeline rebuilt from its raw sources: its models (the views it reads included), the seeds they
+# read and its history snapshot, not its data tests (the stage is checked by its summary; `dbt test`
+# runs after publish).
+APPLY_RUN = [
+    "build",
+    "--full-refresh",
+    "--resource-type",
+    "seed",
+    "--resource-type",
+    "model",
+    "--resource-type",
+    "snapshot",
+    "--select",
+]
 
 
 def new_version_name(project: DbtProject, name: str | None, kind: str, run_time: datetime) -> str:
