@@ -41,6 +41,11 @@ dispatch:
     {%- do log('definition changes ' ~ tojson(late_data.definition_changes(recorded, current, legacy_select)), info=true) -%}
 {% endmacro %}
 """,
+    "macros/late_data.sql": """
+{% materialization view, adapter='spark' %}
+    {{- return(late_data.materialization_view_spark()) -}}
+{% endmaterialization %}
+""",
     "seeds/sensor_groups.csv": "sensor,sensor_group\ns1,north\ns2,south\n",
     "models/sources.yml": f"""
 version: 2

@@ -138,7 +138,9 @@
                 max(if(run_kind != 'backfill', run_time, null)) as loaded_run_time,
                 max(if(run_kind in ('reconcile', 'full_refresh'), run_time, null)) as reconciled_run_time,
                 min(run_time) as first_run_time,
-                max_by(definition, if(run_kind not in ('backfill', 'held') and definition is not null, run_time, null)) as definition
+                -- An upstream model's last build, by the clock: a build outside the scheduled runs has no run time of theirs.
+                max_by(definition, if(run_kind not in ('backfill', 'held') and definition is not null,
+                    if(model_role = 'upstream', recorded_at, run_time), null)) as definition
             from {{ late_data.run_audit_relation() }}
             where outcome = 'success'
             group by model

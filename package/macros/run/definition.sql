@@ -194,7 +194,7 @@
         and the rebuilds that apply it. Tables whose runs recorded no definition (built before the
         audit had one) are taken as they are; their next run records it. -#}
     {%- set refused, deploy = [], [] -%}
-    {%- for node in nodes if late_data.is_pipeline(node) -%}
+    {%- for node in nodes | sort(attribute='name') if late_data.is_pipeline(node) -%}
         {%- set pipeline = late_data.pipeline(node) -%}
         {%- set stored = late_data.last_run(late_data.pipeline_relation(pipeline)).get('definition') -%}
         {%- if stored is not none and late_data.builds_incrementally(pipeline) -%}
