@@ -400,13 +400,19 @@ def test_maintenance_passes_its_snapshot_retention_to_the_macro() -> None:
 
 def test_plan_classes_each_change_of_a_definition() -> None:
     """`late-data plan`'s classes, on two definitions as the audit stores them (no Spark)."""
-    from late_data.commands.plan import definition_changes
+    from late_data.project.definitions import definition_changes
 
     count = {"name": "n", "kind": "count", "column": None, "expression": None, "p": None}
     mean = {"name": "m", "kind": "mean", "column": "v", "expression": None, "p": None}
-    before = {"select": "a1", "measures": json.dumps([count, mean]), "window": "[60, 60, null, null, 300]"}
+    before = {
+        "select": "a1",
+        "measures": json.dumps([count, mean]),
+        "window": "[60, 60, null, null, 300]",
+        "upstream": {"model stg": "c3"},
+    }
     after = {
         "select": "b2",
+        "upstream": {"model stg": "d4", "seed units": "e5"},
         "measures": json.dumps([count, {**mean, "column": "w"}, {**mean, "name": "p99", "kind": "percentile"}]),
         "window": "[60, 60, null, null, 600]",
     }
@@ -415,6 +421,8 @@ def test_plan_classes_each_change_of_a_definition() -> None:
         "measure redefined: m",
         "the select redefined",
         "the window layout: [60, 60, null, null, 300] -> [60, 60, null, null, 600]",
+        "upstream: the select of stg",
+        "upstream: units added",
     ]
     assert definition_changes(after, before)[:2] == ["measure removed: p99", "measure redefined: m"]
     assert definition_changes(before, before) == []
@@ -423,7 +431,7 @@ def test_plan_classes_each_change_of_a_definition() -> None:
 def test_plan_reads_no_definition_from_an_audit_without_one() -> None:
     """An audit no run has made yet, or one of an earlier version (no `definition` column until a
     run adds it): every pipeline has no definition recorded, and the audit is not queried."""
-    from late_data.project.audit import recorded_definitions
+    from late_data.project.definitions import recorded_definitions
 
     def project(schemas: dict[str, dict[str, list[str]]]) -> Any:
         """A project whose catalog holds `schemas` ({schema: {table: columns}}) and answers only
