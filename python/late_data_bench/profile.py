@@ -22,11 +22,11 @@ from typing import Any
 
 # Statement kinds, by the statement's first SQL text; the first match wins, {0} is the first group.
 STATEMENT_KINDS = (
-    (re.compile(r"cache table (\S+?)__staged_[0-9a-f]+ as"), "compute and stage: {0}"),
+    (re.compile(r"cache (?:lazy )?table (\S+?)__staged_[0-9a-f]+ as"), "compute and stage: {0}"),
     # The version chain a result stages for its too-late listing (late_data.shared_chain): its
     # view, then its cache (where the chain is worked out), then its drop.
     (re.compile(r"create global temporary view (\S+?)__chain_"), "version chain: view over {0}"),
-    (re.compile(r"cache table global_temp\.(\S+?)__chain_"), "version chain: compute and stage over {0}"),
+    (re.compile(r"cache (?:lazy )?table global_temp\.(\S+?)__chain_"), "version chain: compute and stage over {0}"),
     (re.compile(r"drop view if exists global_temp\.\S+__chain_"), "staged rows: freed"),
     (re.compile(r"insert into (\S+) replace where"), "write: replace partitions of {0}"),
     (re.compile(r"insert overwrite directory '[^']*/([^/']+)'"), "compute and stage: {0}"),

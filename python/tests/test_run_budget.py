@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from late_data.project.raw_tables import Reading, append_readings
 from late_data.running.scheduler import scenario_feed
 from late_data_bench.profile import EventRecorder, logged_statements
 from tests.helpers import TEST_VARS, Pipeline, water_levels
@@ -25,11 +26,15 @@ AUDIT = "late_data_run_audit"
 # The budgets of a warm process. The means invocation (load the arrivals, rewrite the means: what the
 # benchmark times against microbatch) is the versions' stage, count and append, the means' stage,
 # look and write, the staged views dropped, and the audit append: 9 (the audit's last runs are
-# remembered from the previous invocation). The whole run of one pipeline adds the too-late
-# listing's and the history's stage, look, write and drop, and the version chain the means stage
-# for the listing (a view, cached) and the listing drops (late_data.shared_chain): 19.
+# remembered from the previous invocation), 18 Spark jobs. The whole run of one pipeline adds the
+# history's stage, look, write and drop, the version chain the means stage for the listing (a
+# view, cached) and the listing drops (late_data.shared_chain), and the listing's one count of the
+# chain's late versions (none: nothing to stage or write): 17, 29 Spark jobs. A stage is lazy: the
+# count that looks at it first computes it (one job, not an eager cache's own and the count's).
 MEANS_INVOCATION_STATEMENTS = 9
-WHOLE_RUN_STATEMENTS = 19
+MEANS_INVOCATION_JOBS = 18
+WHOLE_RUN_STATEMENTS = 17
+WHOLE_RUN_JOBS = 29
 # Statements that only describe what a warm process already knows.
 DESCRIBING = ("describe", "show ")
 
@@ -53,7 +58,8 @@ def steady(project: Any) -> Iterator[dict[str, Any]]:
 
 
 def measured(pipeline: Pipeline, run: Any) -> tuple[list[str], dict[str, int]]:
-    """The statements of `run` and the commits it made to each late-data table and the audit."""
+    """The statements of `run` and the commits it made to each late-data table and the audit (and,
+    under "spark jobs", the Spark jobs it ran)."""
     schema = pipeline.project.target_schema()
     # A history is a view: its commits are its closed versions table's.
     tables = {name: f"{schema}.{name}" for name in (VERSIONS, MEANS, TOO_LATE, AUDIT)} | {
@@ -61,13 +67,16 @@ def measured(pipeline: Pipeline, run: Any) -> tuple[list[str], dict[str, int]]:
     }
     before = {name: pipeline.version_of(table) for name, table in tables.items()}
     recorder = EventRecorder()
+    tracker = pipeline.spark.sparkContext.statusTracker()
+    jobs_before = set(tracker.getJobIdsForGroup())
     with pipeline.project.watching(recorder):
         run()
+    jobs = len(set(tracker.getJobIdsForGroup()) - jobs_before)
     from late_data.tables.history import commits_after
 
     fmt = pipeline.project.environment.table_format
     commits = {name: len(commits_after(pipeline.spark, table, fmt, before[name])) for name, table in tables.items()}
-    return statements(recorder), commits
+    return statements(recorder), {**commits, "spark jobs": jobs}
 
 
 def test_a_scheduled_run_commits_once_per_changed_table_within_its_statement_budget(steady: dict[str, Any]) -> None:
@@ -82,8 +91,12 @@ def test_a_scheduled_run_commits_once_per_changed_table_within_its_statement_bud
     # Late readings arrived: the versions, the means and their history changed, each in one commit;
     # the too-late listing got nothing new and was not committed to; the audit got one append.
     assert written[VERSIONS] > 0 and written[MEANS] > 0 and written[HISTORY] > 0 and written[TOO_LATE] == 0
+    jobs = commits.pop("spark jobs")
     assert commits == {VERSIONS: 1, MEANS: 1, TOO_LATE: 0, HISTORY: 1, AUDIT: 1}, commits
     assert len(sql) <= WHOLE_RUN_STATEMENTS, "\n".join(sql)
+    assert jobs <= WHOLE_RUN_JOBS, jobs
+    # Nothing arrived late: the listing counted that on the chain, and staged nothing.
+    assert not [statement for statement in sql if statement.startswith(f"cache lazy table {TOO_LATE}__staged_")]
     assert not [statement for statement in sql if statement.startswith(DESCRIBING)], sql
 
 
@@ -94,7 +107,9 @@ def test_the_means_invocation_stays_within_its_budget(steady: dict[str, Any]) ->
         pipeline,
         lambda: pipeline.project.invoke(["run", "--select", MEANS], {"run_time": f"{at(15):%Y-%m-%d %H:%M:%S}"}),
     )
+    jobs = commits.pop("spark jobs")
     assert len(sql) <= MEANS_INVOCATION_STATEMENTS, "\n".join(sql)
+    assert jobs <= MEANS_INVOCATION_JOBS, jobs
     assert commits == {VERSIONS: 1, MEANS: 1, TOO_LATE: 0, HISTORY: 0, AUDIT: 1}, commits
 
 
@@ -104,7 +119,7 @@ def test_a_run_with_nothing_to_write_commits_only_its_audit_row(steady: dict[str
     reports = []
     # The same run time again: nothing new.
     sql, commits = measured(pipeline, lambda: reports.append(pipeline.run(at(15))))
-    assert commits == {VERSIONS: 0, MEANS: 0, TOO_LATE: 0, HISTORY: 0, AUDIT: 1}, commits
+    assert {**commits, "spark jobs": 0} == {VERSIONS: 0, MEANS: 0, TOO_LATE: 0, HISTORY: 0, AUDIT: 1, "spark jobs": 0}
     assert not [statement for statement in sql if statement.startswith(("insert into analytics.int", "merge"))]
     # And says so: its report, and each model's audit row.
     (report,) = reports
@@ -139,7 +154,8 @@ def test_a_process_that_knows_nothing_describes_once(steady: dict[str, Any]) -> 
 
 def test_the_too_late_listing_reads_the_chain_the_means_staged(steady: dict[str, Any]) -> None:
     """One scan and one chain of the versions per whole run: the listing filters the chain the means
-    staged, and the audit says the run took that plan; a means invocation alone stages nothing."""
+    staged (a reading two windows too late makes it list), and the audit says the run took that
+    plan; a means invocation alone stages nothing."""
     pipeline, feed, at = steady["pipeline"], steady["feed"], steady["at"]
     schema = pipeline.project.target_schema()
     plans = lambda minutes: {
@@ -149,11 +165,14 @@ def test_the_too_late_listing_reads_the_chain_the_means_staged(steady: dict[str,
         )
     }
     feed(at(21), at(24))
+    append_readings(pipeline.spark, pipeline.raw_table, [Reading("too-late", "harbour", at(0), 1.0, at(23))])
     sql, _ = measured(pipeline, lambda: pipeline.run(at(24)))
-    chains = [statement for statement in sql if statement.startswith(f"cache table global_temp.{VERSIONS}__chain_")]
-    listing = [statement for statement in sql if statement.startswith(f"cache table {TOO_LATE}__staged_")]
+    chains = [
+        statement for statement in sql if statement.startswith(f"cache lazy table global_temp.{VERSIONS}__chain_")
+    ]
+    listing = [statement for statement in sql if statement.startswith(f"cache lazy table {TOO_LATE}__staged_")]
     assert len(chains) == 1 and len(listing) == 1, sql
-    chain = chains[0].split()[2]
+    chain = chains[0].split()[3]
     assert f"from {chain}" in listing[0] and f"{schema}.{VERSIONS}" not in listing[0], listing[0]
     assert f"drop view if exists {chain}" in sql
     assert plans(24)[MEANS] == "delta, broadcast lookup, chain shared with the too-late listing"
@@ -188,7 +207,7 @@ def test_a_shuffle_lookup_and_an_unshared_chain_when_the_settings_say_so(steady:
     )
     assert plan[0]["plan"] == "delta, shuffle lookup", plan
     assert not [statement for statement in sql if "__chain_" in statement], sql
-    listing = [statement for statement in sql if statement.startswith(f"cache table {TOO_LATE}__staged_")]
+    listing = [statement for statement in sql if statement.startswith(f"cache lazy table {TOO_LATE}__staged_")]
     assert len(listing) == 1 and f"{schema}.{VERSIONS}" in listing[0], listing
 
 

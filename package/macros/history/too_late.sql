@@ -22,11 +22,7 @@
     late_versions as (
 
         select * from {{ version_counts }}
-        where
-            (ingested_at > version_final_at or coalesce(ingested_at > previous_version_final_at, false))
-            {%- if since %}
-            and (loaded_at > {{ late_data.timestamp_literal(since) }} or ingested_at > {{ late_data.timestamp_literal(since) }})
-            {%- endif %}
+        where {{ late_data.late_version(since) }}
 
     ),
 
@@ -58,6 +54,28 @@
     )) missed_windows as missed
     where missed is not null
 {%- endmacro %}
+
+
+{% macro has_late_versions(pipeline) %}
+    {#- Whether the version chain the pipeline's result staged in this invocation
+        (late_data.staged_chain) holds a version its too-late listing would look at
+        (late_data.late_version): without one, the listing has nothing to list. One count over the
+        cached chain. -#}
+    {%- set found = run_query(
+        'select count(*) from ' ~ late_data.staged_chain(pipeline) ~ ' where ' ~ late_data.late_version(late_data.listing_since(pipeline))
+    ).columns[0].values()[0] | int -%}
+    {{- return(found > 0) -}}
+{% endmacro %}
+
+
+{% macro late_version(since) %}
+    {#- SQL predicate over chained versions: the ones a too-late listing looks at, which arrived after
+        their own window's final moment or their predecessor's, and (with `since`, the listing's
+        previous run) were loaded or stamped after it. -#}
+    {%- set late = '(ingested_at > version_final_at or coalesce(ingested_at > previous_version_final_at, false))' -%}
+    {%- if since is none -%}{{ return(late) }}{%- endif -%}
+    {{- return(late ~ ' and (loaded_at > ' ~ late_data.timestamp_literal(since) ~ ' or ingested_at > ' ~ late_data.timestamp_literal(since) ~ ')') -}}
+{% endmacro %}
 
 
 {% macro replaced_versions(late_versions, pipeline) %}

@@ -37,7 +37,8 @@
 {% macro write_listing(pipeline) %}
     {#- A pipeline's too-late listing, kept by its history snapshot's run: the versions that arrived
         since the listing's previous run and could not be applied in full, merged by version_id
-        (every version when it is built from scratch). A backfill lists nothing: it recomputes
+        (every version when it is built from scratch; nothing, after one count, when the chain the
+        result staged holds no version that arrived after a window's final moment). A backfill lists nothing: it recomputes
         the past; the next scheduled run lists what arrived. -#}
     {%- set listing = late_data.pipeline_relation(pipeline, 'too_late') -%}
     {%- if listing is none or late_data.backfill() -%}{{ return('') }}{%- endif -%}
@@ -47,6 +48,10 @@
     {%- elif late_data.listing_since(pipeline) is none -%}
         {%- do late_data.rebuild_table(listing, sql, pipeline.file_format, statement_name='rebuild_listing') -%}
         {%- do late_data.record_rebuild(listing, 'too_late_rows') -%}
+    {%- elif late_data.staged_chain(pipeline) and not late_data.has_late_versions(pipeline) -%}
+        {#- Most runs: nothing arrived late. One count over the staged chain says so, instead of
+            working out and staging an empty listing. -#}
+        {%- do late_data.record_write(listing, {'mode': 'merge', 'rows_written': 0, 'lean': true}) -%}
     {%- else -%}
         {%- do late_data.write_staged(listing, sql, 'merge') -%}
     {%- endif -%}

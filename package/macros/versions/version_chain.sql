@@ -32,7 +32,8 @@
         {%- do late_data.explain_step('chain', api.Relation.create(identifier=chain, type='view'), sql) -%}
     {%- else -%}
         {%- do adapter.execute('create global temporary view ' ~ chain.split('.')[-1] ~ ' as ' ~ sql) -%}
-        {%- do adapter.execute('cache table ' ~ chain) -%}
+        {#- Lazy: the result's query, which reads it next, computes and caches it in the same pass. -#}
+        {%- do adapter.execute('cache lazy table ' ~ chain) -%}
     {%- endif -%}
     {%- do late_data.invocation_state().setdefault('chains', {}).update({pipeline.unique_id: chain}) -%}
 {% endmacro %}

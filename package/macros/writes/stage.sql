@@ -1,10 +1,12 @@
 {% macro stage(relation, sql) %}
-    {#- Runs `sql` once and holds its rows in memory as a temporary view (CACHE TABLE), named after
+    {#- Holds the rows of `sql` in memory as a temporary view (CACHE LAZY TABLE), named after
         `relation` and this invocation, for the statements that look at what to write and the write
-        itself. A temporary view belongs to its Spark session, so concurrent invocations cannot
-        read each other's rows. -#}
+        itself. Lazy: the first statement that looks at the rows (every caller counts them first)
+        computes and caches them in the same pass, one Spark job fewer than an eager cache, which
+        counts them to fill itself. A temporary view belongs to its Spark session, so concurrent
+        invocations cannot read each other's rows. -#}
     {%- set staged = late_data.invocation_view_name(relation.identifier, 'staged') -%}
-    {%- do adapter.execute('cache table ' ~ staged ~ ' as ' ~ sql) -%}
+    {%- do adapter.execute('cache lazy table ' ~ staged ~ ' as ' ~ sql) -%}
     {{- return(staged) -}}
 {% endmacro %}
 
