@@ -5,6 +5,7 @@ what the process already knows (raw contract, audit columns, relations, schemas)
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
@@ -225,3 +226,70 @@ def test_a_run_time_from_the_environment_keeps_the_parse(
         f" where model = '{MEANS}' and run_time = timestamp'{at(36):%Y-%m-%d %H:%M:%S}' and outcome = 'success'"
     )
     assert audited[0]["runs"] == 1
+
+
+def scans(spark: Any, since: int) -> list[tuple[int, int, int]]:
+    """(data files read, manifests read, rows read) of each SQL execution of the session after
+    execution `since` that scanned an Iceberg table, in order, from Spark's own SQL metrics."""
+    store = spark._jsparkSession.sharedState().statusStore()
+    executions = store.executionsList()
+    found = []
+    for index in range(executions.size()):
+        execution = executions.apply(index)
+        if execution.executionId() <= since:
+            continue
+        names = {}
+        metrics = execution.metrics().iterator()
+        while metrics.hasNext():
+            metric = metrics.next()
+            names[metric.accumulatorId()] = metric.name()
+        totals = {"number of result data files": 0, "number of scanned data manifests": 0, "number of output rows": 0}
+        scanned = False
+        values = store.executionMetrics(execution.executionId()).iterator()
+        while values.hasNext():
+            value = values.next()
+            name = names.get(value._1())
+            if name in totals:
+                scanned = scanned or name != "number of output rows"
+                totals[name] += sum(
+                    int(part.replace(",", "")) for part in str(value._2()).split("\n")[:1] if part.strip()
+                )
+        if scanned:
+            found.append(tuple(totals.values()))
+    return found
+
+
+def last_execution(spark: Any) -> int:
+    executions = spark._jsparkSession.sharedState().statusStore().executionsList()
+    return max((executions.apply(i).executionId() for i in range(executions.size())), default=-1)
+
+
+@pytest.mark.skipif(os.environ.get("LATE_DATA_TABLE_FORMAT", "iceberg") != "iceberg", reason="Iceberg's scan metrics")
+def test_a_run_reads_what_it_changes_not_the_runs_before_it(pipeline: Pipeline) -> None:
+    """The sixteenth run reads no more than the fourth: per statement, the data files and rows it
+    scans and the manifests it reads. The runs are five minutes apart, as the bounds are: each scan
+    of the versions and the result reads the late window's files, the audit's last runs its quarter
+    hour's, and a table's manifests are merged every 8 commits (late_data.iceberg_metadata_properties).
+    Each measured run starts as a new process does, knowing nothing of the warehouse."""
+    feed = scenario_feed(pipeline.project, pipeline.raw_tables, ORIGIN, water_levels=SCENARIO)
+    at = lambda run: ORIGIN + timedelta(minutes=5 * run, seconds=10)
+    measured_runs = {}
+    previous = ORIGIN
+    for run in range(1, 17):
+        feed(previous, at(run))
+        previous = at(run)
+        if run in (4, 16):
+            # As cron's new process knows nothing: the audit's last runs are read too.
+            pipeline.project.forget_warehouse_state()
+        since = last_execution(pipeline.spark)
+        pipeline.run(at(run))
+        if run in (4, 16):
+            measured_runs[run] = scans(pipeline.spark, since)
+    early, late = measured_runs[4], measured_runs[16]
+    print("SCANS", early, late)
+    assert len(early) == len(late), (early, late)
+    for statement, ((files, manifests, rows), (files_late, manifests_late, rows_late)) in enumerate(
+        zip(early, late, strict=True)
+    ):
+        assert files_late <= files + 1 and manifests_late <= max(manifests, 8) + 1, (statement, early, late)
+        assert rows_late <= 2 * rows + 100, (statement, early, late)

@@ -125,9 +125,13 @@
         {%- do schemas.append((result.node.schema,)) -%}
     {%- endfor -%}
     {%- if audit_rows -%}
+        {#- One file per invocation (a union of single rows would write one a row): the last runs
+            are read from it by every run (late_data.last_runs). -#}
         {%- call statement('record_runs', fetch_result=false) -%}
             insert into {{ late_data.run_audit_relation() }}
+            select /*+ COALESCE(1) */ * from (
             {{ audit_rows | join('\nunion all\n') }}
+            )
         {%- endcall -%}
     {%- endif -%}
     {%- do late_data.remember_runs(results) -%}

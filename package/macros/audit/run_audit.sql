@@ -106,8 +106,8 @@
         model's stored state reflects; backfills only touch old partitions, held runs write
         nothing), 'any_run_time': the last successful run of any kind, 'loaded_run_time': the
         last successful run that loaded versions (any but a backfill), 'reconciled_run_time': the
-        last reconcile or full-refresh run, 'first_run_time': its first run, 'series_buckets': the
-        bucket count of its last run, 'written_until': for a result table selected in this
+        last reconcile or full-refresh run, 'first_run_time': its first run (of those read: a
+        reconciliation due is all it is asked for), 'series_buckets': the bucket count of its last run, 'written_until': for a result table selected in this
         invocation, the latest run time a run wrote into it (its rows' written_at)}}. Read once
         per invocation, with the result tables' written_at in the same query on Iceberg (file
         statistics answer it); none before the audit exists (commands that run no hooks, such as
@@ -128,29 +128,23 @@
         {%- set results = late_data.written_results() -%}
         {%- do state.update({'written_checked': results | map(attribute='identifier') | list}) -%}
         {%- set on_iceberg = late_data.audit_format() == 'iceberg' -%}
-        {%- set query -%}
-            select
-                model,
-                max(if(run_kind not in ('backfill', 'held'), run_time, null)) as run_time,
-                max(run_time) as any_run_time,
-                max_by(series_buckets, run_time) as series_buckets,
-                cast(null as timestamp) as written_until,
-                max(if(run_kind != 'backfill', run_time, null)) as loaded_run_time,
-                max(if(run_kind in ('reconcile', 'full_refresh'), run_time, null)) as reconciled_run_time,
-                min(run_time) as first_run_time,
-                -- An upstream model's last build, by the clock: a build outside the scheduled runs has no run time of theirs.
-                max_by(definition, if(run_kind not in ('backfill', 'held') and definition is not null,
-                    if(model_role = 'upstream', recorded_at, run_time), null)) as definition
-            from {{ late_data.run_audit_relation() }}
-            where outcome = 'success'
-            group by model
-            {%- for select in (late_data.written_until(results) if on_iceberg else []) %}
-            union all
-            {{ select }}
-            {%- endfor %}
-        {%- endset -%}
+        {#- The runs of the last quarter of an hour (and of the reconciliation interval) first: the
+            audit gains a file a run until maintenance compacts it, and its files of older runs
+            are skipped unread. When a table this invocation builds has no run in them (a pipeline
+            paused, new, or on a slower schedule), the whole audit. -#}
+        {%- set horizon = late_data.run_time_value() - late_data.seconds(900 + late_data.reconcile_every_seconds()) -%}
         {%- set last_runs = {} -%}
-        {%- do late_data.read_last_runs(run_query(query), last_runs) -%}
+        {%- set selects = [late_data.last_runs_query(horizon)] + (late_data.written_until(results) if on_iceberg else []) -%}
+        {%- do late_data.read_last_runs(run_query(selects | join('\nunion all\n')), last_runs) -%}
+        {%- set missing = [] -%}
+        {%- for node in late_data.selected_late_data_nodes() -%}
+            {%- for relation, role, pipeline in late_data.node_tables(node) if 'any_run_time' not in last_runs.get(relation.identifier, {}) -%}
+                {%- do missing.append(relation.identifier) -%}
+            {%- endfor -%}
+        {%- endfor -%}
+        {%- if missing -%}
+            {%- do late_data.read_last_runs(run_query(late_data.last_runs_query()), last_runs) -%}
+        {%- endif -%}
         {%- if results and not on_iceberg -%}
             {%- do late_data.read_last_runs(run_query(late_data.written_until(results, last_runs) | join('\nunion all\n')), last_runs) -%}
         {%- endif -%}
@@ -158,6 +152,28 @@
     {%- endif -%}
     {{- return(state['last_runs']) -}}
 {% endmacro %}
+
+
+{% macro last_runs_query(horizon=none) %}
+    {#- The select of late_data.last_runs' audit part: per model, its last runs of each kind (with
+        `horizon`, among the runs at or after it) and the definition it last recorded (an upstream
+        model's: its last build's, by the clock). -#}
+    select
+        model,
+        max(if(run_kind not in ('backfill', 'held'), run_time, null)) as run_time,
+        max(run_time) as any_run_time,
+        max_by(series_buckets, run_time) as series_buckets,
+        cast(null as timestamp) as written_until,
+        max(if(run_kind != 'backfill', run_time, null)) as loaded_run_time,
+        max(if(run_kind in ('reconcile', 'full_refresh'), run_time, null)) as reconciled_run_time,
+        min(run_time) as first_run_time,
+        -- An upstream model's last build, by the clock: a build outside the scheduled runs has no run time of theirs.
+        max_by(definition, if(run_kind not in ('backfill', 'held') and definition is not null,
+            if(model_role = 'upstream', recorded_at, run_time), null)) as definition
+    from {{ late_data.run_audit_relation() }}
+    where outcome = 'success'{{ ' and run_time >= ' ~ late_data.timestamp_literal(horizon) if horizon is not none }}
+    group by model
+{%- endmacro %}
 
 
 {% macro copy_runs(runs) %}

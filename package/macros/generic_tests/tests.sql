@@ -1,11 +1,15 @@
 {% test quarantine_is_empty(model) %}
-    {#- One result per quarantined version of the late-data pipeline tested (`model`, its result),
-        so dbt's "Got N results" counts them: configure it to warn, and the warning's log line
-        counts them per source table and reason. -#}
+    {#- One result per version the last run of the late-data pipeline tested (`model`, its result)
+        quarantined, so dbt's "Got N results" counts them: configure it to warn, and the warning's
+        log line counts them per source table and reason. Only the last run's: a scheduled run's
+        test reads what that run loaded, not every version before it (the quarantine view holds
+        them all; `late-data status` counts them). -#}
     {%- set quarantine = late_data.companion_of(model, 'quarantine') %}
+    {%- set since = late_data.last_written_at(late_data.companion_of(model, 'versions')) if execute else none %}
+    {%- set recent = ' where quarantined_at >= ' ~ late_data.timestamp_literal(since) if since is not none else '' %}
     {%- if execute and flags.WHICH in ('test', 'build') %}
         {%- set summary = run_query(
-            'select source_table, quarantine_reason, count(*) from ' ~ quarantine
+            'select source_table, quarantine_reason, count(*) from ' ~ quarantine ~ recent
             ~ ' group by source_table, quarantine_reason order by source_table, quarantine_reason'
         ) %}
         {%- set reasons = [] %}
@@ -16,14 +20,20 @@
             {%- do log('late-data quarantine: ' ~ reasons | join(', ') ~ ' (select * from ' ~ quarantine ~ ')', info=true) %}
         {%- endif %}
     {%- endif %}
-    select * from {{ quarantine }}
+    select * from {{ quarantine }}{{ recent }}
 {% endtest %}
 
 
 {% test too_late_rows(model) %}
-    {#- The versions of a late-data pipeline that arrived too late to count in full (its too-late
-        listing, which its history's run keeps: test the history snapshot): configure it to warn. -#}
-    select * from {{ late_data.companion_of(model, 'too_late') }}
+    {#- The versions of a late-data pipeline its history's last run listed as too late to count in
+        full (its too-late listing, which its history's run keeps: test the history snapshot):
+        configure it to warn. Only the last run's entries; the listing holds them all. -#}
+    {%- set listing = late_data.companion_of(model, 'too_late') %}
+    {%- set since = late_data.last_written_at(listing) if execute else none %}
+    select * from {{ listing }}
+    {%- if since is not none %}
+    where detected_at >= {{ late_data.timestamp_literal(since) }}
+    {%- endif %}
 {% endtest %}
 
 
@@ -32,7 +42,9 @@
         result) with two or more different countable versions (the same event key and
         ingested_at, different values): its version chain cannot tell which arrived last, and its
         tie breaker counts one (the last by event time, then its tie_breaker columns).
-        Configure it to warn; the warning's log line names the events. -#}
+        Configure it to warn; the warning's log line names the events. Among the versions stamped
+        from the write delay before the pipeline's last run on (what that run could load): each
+        run's test reads what it added, not every version before it. -#}
     {%- set versions = late_data.companion_of(model, 'versions') %}
     {%- set pipeline = late_data.relation_pipeline(model) if execute else none %}
     {%- set keys = pipeline.event_key | join(', ') if pipeline else 'event_id' %}
@@ -42,10 +54,13 @@
         {%- do values.append(name) %}
     {%- endfor %}
     {%- set value = 'struct(' ~ (values | join(', ') or 'event_time') ~ ')' %}
+    {%- set since = late_data.last_written_at(versions) if execute else none %}
+    {%- set recent = ' and ingested_at >= ' ~ late_data.timestamp_literal(since - late_data.seconds(late_data.write_delay_seconds()))
+        if since is not none else '' %}
     {%- if execute and flags.WHICH in ('test', 'build') %}
         {%- set found = run_query(
             'select concat_ws(\'|\', ' ~ keys ~ ', cast(ingested_at as string)) from ' ~ versions
-            ~ ' where quarantine_reason is null group by ' ~ keys ~ ', ingested_at'
+            ~ ' where quarantine_reason is null' ~ recent ~ ' group by ' ~ keys ~ ', ingested_at'
             ~ ' having count(distinct ' ~ value ~ ') > 1 order by 1 limit 5'
         ) %}
         {%- if found.rows %}
@@ -59,10 +74,19 @@
         count(*) as versions,
         to_json(collect_set({{ value }})) as ambiguous_values
     from {{ versions }}
-    where quarantine_reason is null
+    where quarantine_reason is null{{ recent }}
     group by {{ keys }}, ingested_at
     having count(distinct {{ value }}) > 1
 {% endtest %}
+
+
+{% macro last_written_at(relation) %}
+    {#- When a late-data table was last written: this invocation's run time when it wrote it,
+        else its last successful run in the audit (none when it never ran). What a package test
+        of a scheduled run reads from on. -#}
+    {%- if late_data.written(relation) is not none -%}{{ return(late_data.run_time_value()) }}{%- endif -%}
+    {{- return(late_data.last_run(relation).get('any_run_time')) -}}
+{% endmacro %}
 
 
 {% macro companion_of(model, role) %}

@@ -48,8 +48,16 @@
 
 
 {% macro iceberg_metadata_properties() %}
-    {#- How many metadata files an Iceberg late-data table keeps (late_data.tblproperties). -#}
-    {{- return({'write.metadata.delete-after-commit.enabled': 'true', 'write.metadata.previous-versions-max': '20'}) -}}
+    {#- How many metadata files an Iceberg late-data table keeps (late_data.tblproperties), and how
+        many manifests it keeps apart: every append writes one, and every scan of the table reads
+        each one (its data files are skipped by the manifest's statistics, the manifest is not).
+        Iceberg merges them once 100 pile up; a run a minute read 60 to 100 manifests of each
+        table before every maintenance, 8 at most from the 8th run on. -#}
+    {{- return({
+        'write.metadata.delete-after-commit.enabled': 'true',
+        'write.metadata.previous-versions-max': '20',
+        'commit.manifest.min-count-to-merge': '8',
+    }) -}}
 {% endmacro %}
 
 
@@ -90,7 +98,9 @@
         'mode': 'append', 'rows_written': counts[0] + made_by_dimensions, 'rows_quarantined': counts[1] | int,
     }) -%}
     {%- if counts[0] == 0 -%}{{ return(none) }}{%- endif -%}
-    {{- return('insert into ' ~ target ~ ' select ' ~ late_data.column_list(target) ~ ' from ' ~ staged) -}}
+    {#- One file: a run's versions are a few thousand rows, and every file is one more for each
+        later run's scan to weigh. -#}
+    {{- return('insert into ' ~ target ~ ' select /*+ COALESCE(1) */ ' ~ late_data.column_list(target) ~ ' from ' ~ staged) -}}
 {% endmacro %}
 
 

@@ -45,9 +45,14 @@ def raw_table_names(raw_schema: str) -> dict[str, str]:
 
 
 def create_raw_tables(execute: Callable[[str], object], raw_schema: str, table_format: str) -> dict[str, str]:
-    """Create the raw tables if missing (Iceberg: hidden daily partitions on event_time) with
-    `execute` (Spark's sql, or a statement through the Thrift Server); returns raw_table_names."""
-    partitioning = "partitioned by (days(event_time))" if table_format == "iceberg" else ""
+    """Create the raw tables if missing (Iceberg: hidden daily partitions on event_time, and a
+    manifest merged every 8 appends, not 100: every run reads each manifest of what it loads from)
+    with `execute` (Spark's sql, or a statement through the Thrift Server); returns raw_table_names."""
+    partitioning = (
+        "partitioned by (days(event_time)) tblproperties ('commit.manifest.min-count-to-merge' = '8')"
+        if table_format == "iceberg"
+        else ""
+    )
     execute(f"create schema if not exists {raw_schema}")
     tables = raw_table_names(raw_schema)
     for name, columns in RAW_TABLES.items():
