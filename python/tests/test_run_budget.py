@@ -14,6 +14,7 @@ import pytest
 
 from late_data.project.raw_tables import Reading, append_readings
 from late_data.running.scheduler import scenario_feed
+from late_data.tables.history import commits_after
 from late_data_bench.profile import EventRecorder, logged_statements
 from tests.helpers import TEST_VARS, Pipeline, water_levels
 
@@ -73,7 +74,6 @@ def measured(pipeline: Pipeline, run: Any) -> tuple[list[str], dict[str, int]]:
     with pipeline.project.watching(recorder):
         run()
     jobs = len(set(tracker.getJobIdsForGroup()) - jobs_before)
-    from late_data.tables.history import commits_after
 
     fmt = pipeline.project.environment.table_format
     commits = {name: len(commits_after(pipeline.spark, table, fmt, before[name])) for name, table in tables.items()}
@@ -83,6 +83,8 @@ def measured(pipeline: Pipeline, run: Any) -> tuple[list[str], dict[str, int]]:
 def test_a_scheduled_run_commits_once_per_changed_table_within_its_statement_budget(steady: dict[str, Any]) -> None:
     pipeline, feed, at = steady["pipeline"], steady["feed"], steady["at"]
     feed(at(9), at(12))
+    schema = pipeline.project.target_schema()
+    versions_before = {table: pipeline.version_of(f"{schema}.{table}") for table in (VERSIONS, AUDIT)}
     sql, commits = measured(pipeline, lambda: pipeline.run(at(12)))
     report_rows = pipeline.project.query(
         f"select model, rows_written from {pipeline.project.target_schema()}.{AUDIT}"
@@ -94,6 +96,12 @@ def test_a_scheduled_run_commits_once_per_changed_table_within_its_statement_bud
     assert written[VERSIONS] > 0 and written[MEANS] > 0 and written[HISTORY] > 0 and written[TOO_LATE] == 0
     jobs = commits.pop("spark jobs")
     assert commits == {VERSIONS: 1, MEANS: 1, TOO_LATE: 0, HISTORY: 1, AUDIT: 1}, commits
+    # The versions and the audit row each in one file: every later run's scan weighs each file.
+    schema = pipeline.project.target_schema()
+    fmt = pipeline.project.environment.table_format
+    for table in (VERSIONS, AUDIT):
+        (commit,) = commits_after(pipeline.spark, f"{schema}.{table}", fmt, versions_before[table])
+        assert commit.files_added == 1, (table, commit)
     assert len(sql) <= WHOLE_RUN_STATEMENTS, "\n".join(sql)
     assert jobs <= WHOLE_RUN_JOBS, jobs
     # Nothing arrived late: the listing counted that on the chain, and staged nothing.
@@ -286,8 +294,9 @@ def test_a_run_reads_what_it_changes_not_the_runs_before_it(pipeline: Pipeline) 
         if run in (4, 16):
             measured_runs[run] = scans(pipeline.spark, since)
     early, late = measured_runs[4], measured_runs[16]
-    print("SCANS", early, late)
     assert len(early) == len(late), (early, late)
+    # The first scan is the audit's last runs: a file per run of its quarter hour (3 runs here).
+    assert late[0][0] <= 4, late
     for statement, ((files, manifests, rows), (files_late, manifests_late, rows_late)) in enumerate(
         zip(early, late, strict=True)
     ):
