@@ -68,6 +68,22 @@ def add_parser(commands: Any) -> None:
         " step by step (session start, parse, hooks, model, snapshot), into plain_dbt_steps.csv/.md",
     )
     bench.add_argument(
+        "--cron-soak",
+        type=positive_int,
+        default=None,
+        metavar="RUNS",
+        help="instead of the matrix: RUNS plain dbt builds of the example's meter pipeline, a new process per"
+        " simulated minute as the docs' crontab runs them (maintenance every 60), each step's seconds and reads,"
+        " into cron_soak.csv/.md/.png",
+    )
+    bench.add_argument(
+        "--package",
+        type=Path,
+        default=None,
+        help="with --cron-soak: the late_data package to install (default this checkout's), e.g. another"
+        " checkout's to measure before a change",
+    )
+    bench.add_argument(
         "--table-format",
         choices=TABLE_FORMATS,
         default=None,
@@ -107,6 +123,12 @@ def bench_command(args: argparse.Namespace) -> int:
             print(f"bench: Delta cells skipped: {reason}")
             return 0
         os.environ["LATE_DATA_TABLE_FORMAT"] = args.table_format
+    if args.cron_soak:
+        from late_data_bench.cron_soak import run_cron_soak
+
+        for path in run_cron_soak(args.out, args.cron_soak, args.package):
+            print(f"wrote {path}")
+        return 0
     if args.plain_dbt_steps:
         from late_data_bench.plain_dbt_steps import run_plain_dbt_steps
 

@@ -37,6 +37,11 @@ class StepClock:
         self.marks: dict[str, float] = {}
         self.nodes: dict[str, list[float]] = {}
         self.statements: dict[str, int] = {}
+        # Each node's own seconds (its start to its end), by name.
+        self.node_seconds: dict[str, float] = {}
+        self.node_started: dict[str, float] = {}
+        # (moment, step) each statement started at: what a scan's metrics are charged to.
+        self.statement_steps: list[tuple[float, str]] = []
         self.step = "session"
 
     def __call__(self, event: Any) -> None:
@@ -55,6 +60,7 @@ class StepClock:
                 self.marks.setdefault(f"{hook}_from", now)
                 self.step = hook
             self.statements[self.step] = self.statements.get(self.step, 0) + 1
+            self.statement_steps.append((now, self.step))
         elif name == "LogHookEndLine":
             hook = "on_run_start" if "on-run-start" in str(event.data.statement) else "on_run_end"
             self.marks[f"{hook}_to"] = now
@@ -64,6 +70,11 @@ class StepClock:
                 self.nodes.setdefault(step, []).append(now)
                 self.step = step
                 self.marks["model_done"] = now
+                node = str(event.data.node_info.node_name)
+                if name == "NodeStart":
+                    self.node_started[node] = now
+                elif node in self.node_started:
+                    self.node_seconds[node] = round(now - self.node_started[node], 3)
         elif name == "CommandCompleted":
             self.marks["completed"] = now
 
@@ -95,6 +106,55 @@ class StepClock:
         }
 
 
+# Iceberg's scan metrics, as Spark's SQL status keeps them: what each step read.
+SCAN_METRICS = {
+    "number of result data files": "files",
+    "number of scanned data manifests": "manifests",
+    "number of output rows": "rows",
+}
+
+
+def step_scans(clock: StepClock) -> dict[str, dict[str, int]]:
+    """Per step, the data files, manifests and rows the Iceberg scans of its statements read (from
+    the Spark session's SQL status store; a statement's executions are charged to the step it started
+    in). Empty without a Spark session in this process (the thrift target)."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    if SparkContext._active_spark_context is None:
+        return {}
+    store = SparkSession.builder.getOrCreate()._jsparkSession.sharedState().statusStore()
+    executions = store.executionsList()
+    totals: dict[str, dict[str, int]] = {}
+    for index in range(executions.size()):
+        execution = executions.apply(index)
+        names = {}
+        # A scan's own metrics: "number of output rows" of every other operator is not a read.
+        nodes = store.planGraph(execution.executionId()).allNodes().iterator()
+        while nodes.hasNext():
+            node = nodes.next()
+            if not str(node.name()).startswith(("BatchScan", "Scan")):
+                continue
+            metrics = node.metrics().iterator()
+            while metrics.hasNext():
+                metric = metrics.next()
+                if metric.name() in SCAN_METRICS:
+                    names[metric.accumulatorId()] = SCAN_METRICS[metric.name()]
+        found = {"files": 0, "manifests": 0, "rows": 0}
+        values = store.executionMetrics(execution.executionId()).iterator()
+        while values.hasNext():
+            value = values.next()
+            if value._1() in names:
+                found[names[value._1()]] += int(str(value._2()).split("\n")[0].replace(",", "") or 0)
+        if not (found["files"] or found["manifests"]):
+            continue
+        moment = execution.submissionTime() / 1000
+        step = next((step for at, step in reversed(clock.statement_steps) if at <= moment), "session")
+        for key, number in found.items():
+            totals.setdefault(step, {"files": 0, "manifests": 0, "rows": 0})[key] += number
+    return totals
+
+
 def main(argv: list[str]) -> int:
     started = float(argv[0])
     from dbt.cli.main import dbtRunner
@@ -102,7 +162,17 @@ def main(argv: list[str]) -> int:
     clock = StepClock(started)
     outcome = dbtRunner(callbacks=[clock]).invoke(argv[1:])
     ended = time.time()
-    print(json.dumps({"success": outcome.success, "seconds": clock.seconds(ended), "statements": clock.statements}))
+    print(
+        json.dumps(
+            {
+                "success": outcome.success,
+                "seconds": clock.seconds(ended),
+                "statements": clock.statements,
+                "nodes": clock.node_seconds,
+                "scans": step_scans(clock),
+            }
+        )
+    )
     return 0 if outcome.success else 1
 
 

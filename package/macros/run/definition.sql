@@ -48,9 +48,9 @@
 
 {% macro upstream_nodes(node) %}
     {#- The unique ids of the models, snapshots and seeds `node` reads, directly or through others. -#}
-    {%- set found, seen, queue = [], [], node.depends_on.nodes | list -%}
+    {%- set found, seen, queue = [], {}, node.depends_on.nodes | list -%}
     {%- for unique_id in queue if unique_id not in seen -%}
-        {%- do seen.append(unique_id) -%}
+        {%- do seen.update({unique_id: true}) -%}
         {%- set upstream = graph.nodes.get(unique_id) -%}
         {%- if upstream is not none and upstream.resource_type in ('model', 'snapshot', 'seed') -%}
             {%- do found.append(unique_id) -%}
@@ -80,9 +80,9 @@
     {%- if own -%}
         {%- do parts.update({node.resource_type ~ ' ' ~ node.name: late_data.code_digest(node.raw_code or '')}) -%}
     {%- endif -%}
-    {%- set code_read, macros, seen = [node.raw_code or ''], node.depends_on.macros | list, [] -%}
+    {%- set code_read, macros, seen = [node.raw_code or ''], node.depends_on.macros | list, {} -%}
     {%- for unique_id in macros if unique_id not in seen -%}
-        {%- do seen.append(unique_id) -%}
+        {%- do seen.update({unique_id: true}) -%}
         {%- set package, name = unique_id.split('.')[1], unique_id.split('.')[2:] | join('.') -%}
         {%- set found = late_data._macro_named(package, name) if package not in ('dbt', 'late_data') and not package.startswith('dbt_') else none -%}
         {%- if found is not none -%}
