@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 
-.PHONY: setup demo test check lint docs macro-docs sql-docs pytest pytest-cluster mutants cluster-packages bench bench-quick bench-soak bench-soak-delta cluster-up cluster-down cluster-status cluster-demo clean
+.PHONY: setup demo test check lint docs macro-docs sql-docs pytest pytest-cluster mutants cluster-packages bench bench-quick bench-soak bench-soak-delta bench-cron-soak cluster-up cluster-down cluster-status cluster-demo clean
 
 setup: $(INSTALLED)
 
@@ -118,6 +118,14 @@ bench-soak: setup
 # four and a half hours (extrapolated, not run).
 bench-soak-delta: setup
 	LATE_DATA_HOME=$(DELTA_HOME) $(BIN)/late-data bench --table-format delta --soak $(SOAK_RUNS) --cell 100:2:heavy --out bench/delta
+
+# The cron path soaked: the example's meter pipeline built by a plain `dbt build` in a new process
+# per simulated minute, `late_data.maintain_tables` after every 60th run, each step's seconds and
+# reads into bench/cron_soak.{csv,md,png}. About 26 s a run here (2026-12-07): 300 runs, 2 hours.
+# CRON_SOAK_PACKAGE=<another checkout>/package measures that package on the same data.
+CRON_SOAK_RUNS = 300
+bench-cron-soak: setup
+	$(BIN)/late-data bench --cron-soak $(CRON_SOAK_RUNS) $(if $(CRON_SOAK_PACKAGE),--package $(CRON_SOAK_PACKAGE)) --out bench
 
 bench-quick: setup
 	$(BIN)/late-data bench --quick --out bench/quick
