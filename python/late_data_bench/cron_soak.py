@@ -24,7 +24,7 @@ import tempfile
 import time
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from statistics import median
+from statistics import linear_regression, median
 from typing import Any
 
 from late_data.runtime.environment import CHECKOUT
@@ -187,9 +187,46 @@ def write_outputs(
         lines.append(f"| {column} | " + " | ".join(f"{value:.2f}" for value in values) + f" | {ratio:.2f} |")
     for step in STEPS:
         lines.append(f"| {step}: files / manifests | " + " | ".join(read_of(step, span) for span in ranges) + " | |")
+    passes = [float(steps["maintenance"]) for steps in measured if steps["maintenance"]]
+    lines += [
+        "",
+        "The slope of each step over runs 2 on (least squares, the runs that paid maintenance left out) and"
+        " where it leads: the step's seconds at run 1,440 (a day of one-minute runs) and 43,200 (a month)"
+        " against its median of runs 2-11."
+        + (
+            f" Maintenance: {len(passes)} passes, median {median(passes):.2f} s, {sum(passes) / len(measured):.2f} s"
+            " a run spread over the runs."
+            if passes
+            else ""
+        ),
+        "",
+        "| step | slope, s per 100 runs | a day: run 1,440 / runs 2-11 | a month: run 43,200 / runs 2-11 |",
+        "|---|---:|---:|---:|",
+    ]
+    for column in ("total", *STEPS):
+        slope, day, month = projection(measured, column, maintain_every)
+        lines.append(f"| {column} | {100 * slope:+.3f} | {day:.2f} | {month:.2f} |")
     md_path.write_text("\n".join(lines) + "\n")
     _plot(measured, png_path)
     return [csv_path, md_path, png_path]
+
+
+def projection(measured: list[dict[str, Any]], column: str, maintain_every: int) -> tuple[float, float, float]:
+    """A step's least-squares slope in seconds per run over runs 2 on (the runs that paid maintenance
+    left out), and its projected seconds at runs 1,440 and 43,200 as ratios of its median of runs
+    2-11."""
+    points = [
+        (number, float(steps[column]))
+        for number, steps in enumerate(measured, start=1)
+        if number >= 2 and not (maintain_every and number % maintain_every == 0)
+    ]
+    if len(points) < 2:
+        return 0.0, 1.0, 1.0
+    slope, intercept = linear_regression([run for run, _ in points], [value for _, value in points])
+    baseline = median(value for run, value in points if run <= STRETCH + 1)
+    if not baseline:
+        return slope, float("nan"), float("nan")
+    return slope, (intercept + slope * 1440) / baseline, (intercept + slope * 43200) / baseline
 
 
 def _plot(measured: list[dict[str, Any]], path: Path) -> None:

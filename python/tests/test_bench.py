@@ -193,3 +193,29 @@ def test_a_soak_summary_compares_the_last_hundred_runs_with_runs_100_to_200(tmp_
     assert "Reconciliation every 60 runs, maintenance every 60 runs keeping 15 minutes of table snapshots" in table
     with pytest.raises(ValueError, match="at least 300 runs"):
         summarize(measured[:299])
+
+
+def test_a_cron_soak_projects_each_steps_slope_leaving_the_maintained_runs_out(tmp_path) -> None:
+    """`late-data bench --cron-soak`: a step that grows by 0.01 s a run is projected to 1,440 and
+    43,200 runs from its slope; a flat step stays at 1.0x however slow the runs that paid
+    maintenance were; maintenance is reported per pass and spread over the runs."""
+    from late_data_bench.cron_soak import STEPS, projection, write_outputs
+
+    runs = []
+    for number in range(1, 31):
+        steps = {step: 1.0 for step in STEPS}
+        steps["model"] = 2.0 + 0.01 * number
+        steps["maintenance"] = 6.0 if number % 10 == 0 else 0.0
+        steps["snapshot"] = 9.0 if number % 10 == 0 else 1.0  # a maintained run, slow in every step
+        steps["total"] = sum(steps[step] for step in STEPS)
+        steps["total_with_maintenance"] = steps["total"] + steps["maintenance"]
+        runs.append({**steps, "nodes": {}, "scans": {}})
+    slope, day, month = projection(runs, "model", maintain_every=10)
+    baseline = 2.06  # runs 2-11 but the 10th: the median of 2.02 ... 2.09 and 2.11
+    assert slope == pytest.approx(0.01)
+    assert day == pytest.approx((2.0 + 0.01 * 1440) / baseline, rel=1e-3)
+    assert month == pytest.approx((2.0 + 0.01 * 43200) / baseline, rel=1e-3)
+    assert projection(runs, "snapshot", maintain_every=10) == pytest.approx((0.0, 1.0, 1.0))
+    summary = write_outputs(runs, tmp_path, None, maintain_every=10)[1].read_text()
+    assert "Maintenance: 3 passes, median 6.00 s, 0.60 s a run" in summary
+    assert "| model | +1.000 |" in summary and "| snapshot | +0.000 | 1.00 | 1.00 |" in summary
