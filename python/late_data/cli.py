@@ -16,6 +16,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from late_data.api import pipelines_with_sources
 from late_data.arguments import build_parser, page_scenario_from, require_range, scenario_from
 from late_data.commands.check import check_pipeline
 from late_data.commands.explain import compile_run, render_run, write_runs
@@ -24,7 +25,7 @@ from late_data.commands.status import read_status
 from late_data.project.audit import require_built
 from late_data.project.definitions import definition_changes, recorded_definitions
 from late_data.project.pipelines import Pipeline, scheduled_nodes, select_pipelines
-from late_data.project.raw_tables import create_raw_tables, require_raw_tables, require_sources
+from late_data.project.raw_tables import create_raw_tables, require_raw_tables
 from late_data.publishing.named_versions import (
     NamedVersion,
     PublishRefused,
@@ -111,14 +112,6 @@ def raw_tables(project: DbtProject) -> dict[str, str]:
     """The demo's raw tables by name; refused, naming them, when one is missing (only `setup` and
     `generate` create them)."""
     return require_raw_tables(project.query, project.raw_schema())
-
-
-def pipelines_with_sources(project: DbtProject, names: list[str] | None = None) -> list[Pipeline]:
-    """The project's late-data pipelines (or those named), each source table they read there:
-    a run on a missing source would read nothing and report success."""
-    pipelines = select_pipelines(project, names)
-    require_sources(project.query, [relation for pipeline in pipelines for _, relation in pipeline.sources])
-    return pipelines
 
 
 def setup_command(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from late_data import cli
+from late_data import api, cli
 from late_data.commands.check import PipelineCheck
 from late_data.oracles.compare import Comparison
 from late_data.project.pipelines import Measure, Pipeline
@@ -295,7 +295,8 @@ def test_a_missing_raw_table_is_refused_naming_it(
     '0 windows repaired'. Now every command but setup and generate refuses, before any run."""
     project = FakeProject({"page_errors", "page_views"})
     monkeypatch.setattr(cli, "open_project", lambda writer=None: project)
-    monkeypatch.setattr(cli, "select_pipelines", lambda project, names=None: [demo_pipeline()])
+    for module in (cli, api):  # pipelines_with_sources lives in late_data.api
+        monkeypatch.setattr(module, "select_pipelines", lambda project, names=None: [demo_pipeline()])
     for runner in ("run_pipeline", "run_backfill", "run_simulated", "check_pipeline", "scenario_feed"):
         monkeypatch.setattr(cli, runner, lambda *args, **kwargs: pytest.fail("ran on a missing source"))
     assert cli.main(argv) == 2

@@ -4,6 +4,7 @@ command of its own, its own Spark on the project's own warehouse); and what it r
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -50,24 +51,34 @@ def run(args: list[str], cwd: Path, env: dict[str, str]) -> str:
     return process.stdout
 
 
-def insert(project: Path, env: dict[str, str], rows: list[str]) -> None:
-    """The user's ingestion: rows appended to the source table with the project's own Spark."""
-    sql = f"insert into raw.meter_readings values {', '.join(rows)}"
+def insert(project: Path, env: dict[str, str], rows: list[dict[str, str | float]]) -> None:
+    """The user's ingestion, as docs/your-own-pipeline.md shows it: rows appended to the source
+    table with the project's own Spark through the names `late_data` itself exports."""
     script = (
-        "from late_data.runtime.dbt_project import DbtProject\n"
-        "from late_data.runtime.environment import prepare_environment\n"
-        "project = DbtProject(prepare_environment())\n"
-        f"project.execute({sql!r})\n"
+        "import json, sys\n"
+        "from datetime import datetime\n"
+        "from late_data import append_rows, open_project\n"
+        "rows = [{**row, 'event_time': datetime.fromisoformat(row['event_time']),"
+        " 'ingested_at': datetime.fromisoformat(row['ingested_at'])} for row in json.loads(sys.argv[1])]\n"
+        f"project = open_project({str(project)!r})\n"
+        "assert append_rows(project, 'raw.meter_readings', rows) == len(rows)\n"
         "project.close()\n"
     )
-    run([sys.executable, "-c", script], project, {**env, "LATE_DATA_PROJECT_DIR": str(project)})
+    # A laptop's own time zone: the rows' naive datetimes are UTC all the same.
+    run([sys.executable, "-c", script, json.dumps(rows)], project, {**env, "TZ": "America/New_York"})
 
 
-def reading(event_id: str, meter: str, minute: float, kwh: float, arrived_minute: float) -> str:
+def reading(event_id: str, meter: str, minute: float, kwh: float, arrived_minute: float) -> dict[str, str | float]:
     def at(minutes: float) -> str:
-        return f"timestamp'{ORIGIN + timedelta(minutes=minutes):%Y-%m-%d %H:%M:%S}'"
+        return f"{ORIGIN + timedelta(minutes=minutes):%Y-%m-%d %H:%M:%S}"
 
-    return f"('{event_id}', '{meter}', {at(minute)}, {kwh}, {at(arrived_minute)})"
+    return {
+        "event_id": event_id,
+        "meter_id": meter,
+        "event_time": at(minute),
+        "kwh": kwh,
+        "ingested_at": at(arrived_minute),
+    }
 
 
 @pytest.mark.spark
@@ -138,11 +149,19 @@ def test_init_takes_an_empty_folder_to_a_pipeline_that_builds_and_checks(tmp_pat
     session_settings = (folder / "models" / "meter_sessions.yml").read_text()
     assert "session_gap_seconds: 600" in session_settings and "window_size_seconds" not in session_settings
     # The run time in the environment, as the docs and init's next lines pass it.
-    build = lambda run_time: run(["dbt", "build"], folder, {**env, "LATE_DATA_RUN_TIME": run_time})
-    build("2026-06-01 00:30:10")
-    second = build("2026-06-01 01:21:10")
+    run(["dbt", "build"], folder, {**env, "LATE_DATA_RUN_TIME": "2026-06-01 00:30:10"})
+    # Then the crontab line init printed, as cron runs it (the run time here is pinned; cron's is the
+    # invocation's start), twice: the tagged pipeline, its tests and its history, one at a time.
+    every_minute, hourly = [line.strip().split(" ", 5)[5] for line in out.splitlines() if " * * * * " in line]
+    for run_time in ("2026-06-01 01:21:10", "2026-06-01 01:22:10"):
+        run(["sh", "-c", every_minute], folder, {**env, "LATE_DATA_RUN_TIME": run_time})
+    run(["sh", "-c", hourly], folder, env)
+    cron_log = (folder / ".late_data" / "cron.log").read_text()
+    # Both pipelines (init tags each) and their histories, each run, with no error; then maintenance.
+    assert cron_log.count("ERROR=0 SKIP=0") == 2 and cron_log.count("OK snapshotted") == 4, cron_log[-3000:]
+    assert "late_data.maintain_tables" in cron_log and "Encountered an error" not in cron_log, cron_log[-3000:]
     # The run time changed between the builds and dbt did not parse the project again.
-    assert "Unable to do partial parsing" not in second, second
+    assert "Unable to do partial parsing" not in cron_log, cron_log
     checked = run(["late-data", "--project-dir", str(folder), "check"], folder, env)
     assert checked.splitlines()[-1] == "check: 9 windows, 2 too-late entries checked, 0 mismatched", checked
 
@@ -224,6 +243,19 @@ def test_init_next_lines_load_before_the_first_build_with_the_run_time_in_the_en
     lines = next_steps(tmp_path, spec)
     assert lines[0].startswith("next: load the rows you have into raw.meter_readings first")
     assert 'LATE_DATA_RUN_TIME="<now, UTC>" dbt build' in lines[1] and "--vars" not in "".join(lines)
+    # The crontab selects what init tagged, with this environment's dbt (cron's PATH has none), one
+    # run at a time; its maintenance waits for the minute's run.
+    every_minute, hourly = (line.strip() for line in lines if " * * * * " in line)
+    dbt = str(Path(sys.executable).parent / "dbt")
+    assert every_minute.endswith(
+        f"flock -n .late_data/cron.lock {dbt} build --select tag:late_data >> .late_data/cron.log 2>&1"
+    )
+    assert (
+        hourly.startswith("30 * * * * ")
+        and f"flock .late_data/cron.lock {dbt} run-operation late_data.maintain_tables" in hourly
+    )
+    written = yaml.safe_load(pipeline_yml(spec, "iceberg"))
+    assert written["models"][0]["config"]["tags"] == ["late_data"] == written["snapshots"][0]["config"]["tags"]
 
 
 def test_init_writes_its_own_files_again_and_the_same(tmp_path: Path) -> None:

@@ -123,3 +123,28 @@ def test_only_the_command_line_prints() -> None:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
     )
     assert not printing, "\n".join(printing)
+
+
+def test_a_scripts_names_import_from_late_data_itself_and_from_where_the_docs_once_put_them() -> None:
+    """The names the docs give a script (open a project, its Spark, append rows, run, check) are
+    importable from `late_data`, and `late_data.dbt_project` and `late_data.environment`, where the
+    docs imported from before the modules were grouped by role, still hold theirs; `import late_data`
+    loads neither dbt nor Spark (a new process: this one has both)."""
+    import subprocess
+    import sys
+
+    import late_data
+    from late_data import api
+
+    assert sorted(late_data.__all__) == sorted(api.__all__)
+    script = (
+        "import sys, late_data\n"
+        "assert not [m for m in sys.modules if m.split('.')[0] in ('dbt', 'pyspark')]\n"
+        f"from late_data import {', '.join(late_data.__all__)}\n"
+        "from late_data.dbt_project import DbtProject as old_project\n"
+        "from late_data.environment import prepare_environment as old_environment\n"
+        "assert old_project is DbtProject and old_environment is prepare_environment\n"
+        "assert open_project.__module__ == 'late_data.api' and callable(append_rows) and callable(run)\n"
+    )
+    process = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert process.returncode == 0, process.stderr

@@ -11,6 +11,8 @@ is written. A pipeline's model and yml are written once, never over an existing 
 from __future__ import annotations
 
 import re
+import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -248,11 +250,11 @@ def _window_args(args: Any) -> dict[str, int | None]:
 
 def next_steps(directory: Path, spec: PipelineSpec | None) -> list[str]:
     """What to do after init, in order: a pipeline (without one), the rows loaded before the first
-    build (a run loads the rows stamped since the run before it), the build, the check."""
+    build (a run loads the rows stamped since the run before it), the build, the cron line that
+    runs it every minute after (init tags the pipelines and histories it writes `late_data`), the
+    check."""
     here = "" if directory == Path.cwd() else f"cd {directory} && "
-    build = (
-        f'next: {here}LATE_DATA_RUN_TIME="<now, UTC>" dbt build   # the first run builds everything; then every minute'
-    )
+    build = f'next: {here}LATE_DATA_RUN_TIME="<now, UTC>" dbt build   # the first run builds everything'
     if spec is None:
         return [
             "next: a pipeline: late-data init --source SCHEMA.TABLE --series-key COLUMN --measure NAME=KIND:COLUMN",
@@ -263,5 +265,21 @@ def next_steps(directory: Path, spec: PipelineSpec | None) -> list[str]:
         " run before it, and a row appended later with an older stamp waits for a reconciliation"
         " (docs/your-own-pipeline.md)",
         build,
+        "next: then every minute and hourly maintenance, from cron (flock: a run that overruns its minute is not"
+        " started twice; Airflow: the same commands in BashOperators, docs/running.md#from-cron-or-airflow):",
+        *(f"  {line}" for line in cron_lines(directory)),
         f"next: late-data --project-dir {directory} check --pipeline {spec.name}   # every window against a recomputation",
+    ]
+
+
+def cron_lines(directory: Path) -> list[str]:
+    """The crontab of a project init wrote: every minute, the pipelines and histories it tagged
+    (their tests with them), and hourly the tables' maintenance, waiting for the minute's run; with
+    this environment's dbt, one at a time, the output appended to LATE_DATA_HOME's cron.log."""
+    here = f"cd {shlex.quote(str(directory.resolve()))}"
+    dbt = shlex.quote(str(Path(sys.executable).parent / "dbt"))
+    log = ">> .late_data/cron.log 2>&1"
+    return [
+        f"* * * * * {here} && flock -n .late_data/cron.lock {dbt} build --select tag:late_data {log}",
+        f"30 * * * * {here} && flock .late_data/cron.lock {dbt} run-operation late_data.maintain_tables {log}",
     ]

@@ -196,6 +196,7 @@ version: 2
 {source_contract if declare_source else ""}models:
   - name: {spec.name}
     config:
+      tags: [late_data]  # what a scheduled run selects (the cron line init printed)
       meta:
         late_data:
           series_key: {spec.series_key}{event_key}{windows}
@@ -210,7 +211,7 @@ version: 2
 snapshots:
   - name: {spec.name}_history
     relation: ref('{spec.name}')
-    config: {{strategy: late_data.history, unique_key: window_key}}
+    config: {{strategy: late_data.history, unique_key: window_key, tags: [late_data]}}
     data_tests:
       - late_data.too_late_rows: {{config: {{severity: warn}}}}
 """
