@@ -192,7 +192,7 @@ def write_outputs(
         "",
         "The slope of each step over runs 2 on (least squares, the runs that paid maintenance left out) and"
         " where it leads: the step's seconds at run 1,440 (a day of one-minute runs) and 43,200 (a month)"
-        " against its median of runs 2-11."
+        " against its median of runs 2-11 (a step that got faster is projected flat)."
         + (
             f" Maintenance: {len(passes)} passes, median {median(passes):.2f} s, {sum(passes) / len(measured):.2f} s"
             " a run spread over the runs."
@@ -214,7 +214,7 @@ def write_outputs(
 def projection(measured: list[dict[str, Any]], column: str, maintain_every: int) -> tuple[float, float, float]:
     """A step's least-squares slope in seconds per run over runs 2 on (the runs that paid maintenance
     left out), and its projected seconds at runs 1,440 and 43,200 as ratios of its median of runs
-    2-11."""
+    2-11 (1.0 for a slope at or below 0)."""
     points = [
         (number, float(steps[column]))
         for number, steps in enumerate(measured, start=1)
@@ -226,6 +226,9 @@ def projection(measured: list[dict[str, Any]], column: str, maintain_every: int)
     baseline = median(value for run, value in points if run <= STRETCH + 1)
     if not baseline:
         return slope, float("nan"), float("nan")
+    if slope <= 0:
+        # Runs that got faster (the machine's speed moves between hours) are no trend to carry on.
+        return slope, 1.0, 1.0
     return slope, (intercept + slope * 1440) / baseline, (intercept + slope * 43200) / baseline
 
 

@@ -216,6 +216,8 @@ def test_a_cron_soak_projects_each_steps_slope_leaving_the_maintained_runs_out(t
     assert day == pytest.approx((2.0 + 0.01 * 1440) / baseline, rel=1e-3)
     assert month == pytest.approx((2.0 + 0.01 * 43200) / baseline, rel=1e-3)
     assert projection(runs, "snapshot", maintain_every=10) == pytest.approx((0.0, 1.0, 1.0))
+    faster = [{**steps, "tests": 2.0 - 0.01 * number} for number, steps in enumerate(runs, start=1)]
+    assert projection(faster, "tests", maintain_every=10)[1:] == (1.0, 1.0)
     summary = write_outputs(runs, tmp_path, None, maintain_every=10)[1].read_text()
     assert "Maintenance: 3 passes, median 6.00 s, 0.60 s a run" in summary
     assert "| model | +1.000 |" in summary and "| snapshot | +0.000 | 1.00 | 1.00 |" in summary
