@@ -4,6 +4,7 @@ command of its own, its own Spark on the project's own warehouse); and what it r
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import re
@@ -153,6 +154,11 @@ def test_init_takes_an_empty_folder_to_a_pipeline_that_builds_and_checks(tmp_pat
     # Then the crontab line init printed, as cron runs it (the run time here is pinned; cron's is the
     # invocation's start), twice: the tagged pipeline, its tests and its history, one at a time.
     every_minute, hourly = [line.strip().split(" ", 5)[5] for line in out.splitlines() if " * * * * " in line]
+    # While a late-data command holds the project's home, the minute's run is skipped at once.
+    with open(folder / ".late_data" / "late_data.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        skipped = subprocess.run(["sh", "-c", every_minute], cwd=folder, env=env, timeout=60, check=False)
+    assert skipped.returncode == 1 and not (folder / ".late_data" / "cron.log").read_text().strip()
     for run_time in ("2026-06-01 01:21:10", "2026-06-01 01:22:10"):
         run(["sh", "-c", every_minute], folder, {**env, "LATE_DATA_RUN_TIME": run_time})
     run(["sh", "-c", hourly], folder, env)
@@ -248,11 +254,11 @@ def test_init_next_lines_load_before_the_first_build_with_the_run_time_in_the_en
     every_minute, hourly = (line.strip() for line in lines if " * * * * " in line)
     dbt = str(Path(sys.executable).parent / "dbt")
     assert every_minute.endswith(
-        f"flock -n .late_data/cron.lock {dbt} build --select tag:late_data >> .late_data/cron.log 2>&1"
+        f"flock -n .late_data/late_data.lock {dbt} build --select tag:late_data >> .late_data/cron.log 2>&1"
     )
     assert (
         hourly.startswith("30 * * * * ")
-        and f"flock .late_data/cron.lock {dbt} run-operation late_data.maintain_tables" in hourly
+        and f"flock .late_data/late_data.lock {dbt} run-operation late_data.maintain_tables" in hourly
     )
     written = yaml.safe_load(pipeline_yml(spec, "iceberg"))
     assert written["models"][0]["config"]["tags"] == ["late_data"] == written["snapshots"][0]["config"]["tags"]

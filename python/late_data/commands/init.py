@@ -265,8 +265,9 @@ def next_steps(directory: Path, spec: PipelineSpec | None) -> list[str]:
         " run before it, and a row appended later with an older stamp waits for a reconciliation"
         " (docs/your-own-pipeline.md)",
         build,
-        "next: then every minute and hourly maintenance, from cron (flock: a run that overruns its minute is not"
-        " started twice; Airflow: the same commands in BashOperators, docs/running.md#from-cron-or-airflow):",
+        "next: then every minute and hourly maintenance, from cron (flock on the lock late-data holds: a run is"
+        " skipped while the one before it or a late-data command runs; Airflow: the same commands in"
+        " BashOperators, docs/running.md#from-cron-or-airflow):",
         *(f"  {line}" for line in cron_lines(directory)),
         f"next: late-data --project-dir {directory} check --pipeline {spec.name}   # every window against a recomputation",
     ]
@@ -275,11 +276,13 @@ def next_steps(directory: Path, spec: PipelineSpec | None) -> list[str]:
 def cron_lines(directory: Path) -> list[str]:
     """The crontab of a project init wrote: every minute, the pipelines and histories it tagged
     (their tests with them), and hourly the tables' maintenance, waiting for the minute's run; with
-    this environment's dbt, one at a time, the output appended to LATE_DATA_HOME's cron.log."""
+    this environment's dbt, the output appended to LATE_DATA_HOME's cron.log. Each holds the lock
+    `late-data` holds on LATE_DATA_HOME (late_data.runtime.environment.lock_home: one process on the
+    Derby metastore), so a run never starts beside another or beside a late-data command."""
     here = f"cd {shlex.quote(str(directory.resolve()))}"
     dbt = shlex.quote(str(Path(sys.executable).parent / "dbt"))
     log = ">> .late_data/cron.log 2>&1"
     return [
-        f"* * * * * {here} && flock -n .late_data/cron.lock {dbt} build --select tag:late_data {log}",
-        f"30 * * * * {here} && flock .late_data/cron.lock {dbt} run-operation late_data.maintain_tables {log}",
+        f"* * * * * {here} && flock -n .late_data/late_data.lock {dbt} build --select tag:late_data {log}",
+        f"30 * * * * {here} && flock .late_data/late_data.lock {dbt} run-operation late_data.maintain_tables {log}",
     ]
