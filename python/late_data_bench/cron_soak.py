@@ -18,10 +18,7 @@ import csv
 import json
 import logging
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from statistics import linear_regression, median
@@ -29,6 +26,7 @@ from typing import Any
 
 from late_data.runtime.environment import CHECKOUT
 from late_data.runtime.timeutil import format_timestamp
+from late_data_bench.dbt_steps import run_in_new_process
 from late_data_bench.plain_dbt_steps import EXAMPLE, HISTORY, ORIGIN, READINGS, _append
 from late_data_bench.processes import environment_for, in_own_process
 
@@ -93,31 +91,9 @@ def _build(built_at: datetime, until: datetime) -> None:
 
 def _timed(env: dict[str, str], project: Path, run_time: datetime, command: list[str]) -> dict[str, Any]:
     """One plain dbt command in a new process, as cron starts it, with its steps."""
-    started = time.time()
-    process = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "late_data_bench.dbt_steps",
-            str(started),
-            *command,
-            "--project-dir",
-            str(project),
-            "--profiles-dir",
-            env["DBT_PROFILES_DIR"],
-        ],
-        env={**env, "LATE_DATA_RUN_TIME": format_timestamp(run_time)},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    ended = time.time()
-    lines = [line for line in process.stdout.splitlines() if line.startswith("{")]
-    if process.returncode != 0 or not lines:
-        raise RuntimeError(f"dbt {command[0]} failed: {(process.stdout + process.stderr)[-3000:]}")
-    result = json.loads(lines[-1])
+    total, result = run_in_new_process(env, project, run_time, command)
     return {
-        "total": round(ended - started, 2),
+        "total": total,
         **{step: result["seconds"].get(step, 0.0) for step in STEPS},
         "nodes": result.get("nodes", {}),
         "scans": result.get("scans", {}),

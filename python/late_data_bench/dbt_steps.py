@@ -10,8 +10,11 @@ statements run in it. The process's own start (Python, imports) is measured by w
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 # The steps, in order (bounded by dbt-core 1.11's events).
@@ -153,6 +156,40 @@ def step_scans(clock: StepClock) -> dict[str, dict[str, int]]:
         for key, number in found.items():
             totals.setdefault(step, {"files": 0, "manifests": 0, "rows": 0})[key] += number
     return totals
+
+
+def run_in_new_process(
+    env: dict[str, str], project: Path, run_time: datetime, command: list[str]
+) -> tuple[float, dict[str, Any]]:
+    """A plain dbt `command` on `project` at `run_time`, in a new process as cron starts it (this
+    module's main): its wall seconds, start to end, and the JSON line main prints. A failed command
+    raises with the end of its output."""
+    # Imported here, not by the timed process this module's main runs in.
+    from late_data.runtime.timeutil import format_timestamp
+
+    started = time.time()
+    process = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "late_data_bench.dbt_steps",
+            str(started),
+            *command,
+            "--project-dir",
+            str(project),
+            "--profiles-dir",
+            env["DBT_PROFILES_DIR"],
+        ],
+        env={**env, "LATE_DATA_RUN_TIME": format_timestamp(run_time)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    ended = time.time()
+    lines = [line for line in process.stdout.splitlines() if line.startswith("{")]
+    if process.returncode != 0 or not lines:
+        raise RuntimeError(f"dbt {command[0]} failed: {(process.stdout + process.stderr)[-3000:]}")
+    return round(ended - started, 2), json.loads(lines[-1])
 
 
 def main(argv: list[str]) -> int:

@@ -12,10 +12,7 @@ import csv
 import json
 import logging
 import random
-import subprocess
-import sys
 import tempfile
-import time
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from statistics import median
@@ -23,7 +20,7 @@ from typing import Any
 
 from late_data.runtime.environment import CHECKOUT
 from late_data.runtime.timeutil import format_timestamp
-from late_data_bench.dbt_steps import STEPS
+from late_data_bench.dbt_steps import STEPS, run_in_new_process
 from late_data_bench.processes import environment_for, in_own_process
 
 log = logging.getLogger(__name__)
@@ -105,31 +102,8 @@ def _append(spark: Any, start: datetime, end: datetime) -> None:
 
 def _timed_build(env: dict[str, str], run_time: datetime) -> dict[str, Any]:
     """`dbt build` of the meter pipeline in a new process, as cron starts it, with its steps."""
-    started = time.time()
-    process = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "late_data_bench.dbt_steps",
-            str(started),
-            "build",
-            *SELECT,
-            "--project-dir",
-            str(EXAMPLE),
-            "--profiles-dir",
-            env["DBT_PROFILES_DIR"],
-        ],
-        env={**env, "LATE_DATA_RUN_TIME": format_timestamp(run_time)},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    ended = time.time()
-    lines = [line for line in process.stdout.splitlines() if line.startswith("{")]
-    if process.returncode != 0 or not lines:
-        raise RuntimeError(f"dbt build failed: {(process.stdout + process.stderr)[-3000:]}")
-    result = json.loads(lines[-1])
-    return {"total": round(ended - started, 2), **result["seconds"], "statements": result["statements"]}
+    total, result = run_in_new_process(env, EXAMPLE, run_time, ["build", *SELECT])
+    return {"total": total, **result["seconds"], "statements": result["statements"]}
 
 
 def write_outputs(measured: list[dict[str, Any]], out_dir: Path) -> list[Path]:
