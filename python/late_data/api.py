@@ -1,5 +1,5 @@
-"""What a Python script of a user's needs, importable from `late_data` itself and kept there when the
-modules behind it move (docs/your-own-pipeline.md#from-python):
+"""What a Python script of a user's needs, importable from `late_data` itself (its `__all__` names
+them) and kept there when the modules behind them move (docs/your-own-pipeline.md#from-python):
 
     from late_data import open_project, append_rows, run, check
 
@@ -26,18 +26,6 @@ from late_data.running.scheduler import RunReport, run_pipeline
 from late_data.runtime.dbt_project import DbtProject
 from late_data.runtime.environment import prepare_environment
 from late_data.runtime.settings import SetupError, validate_identifier
-
-__all__ = [
-    "DbtProject",
-    "PipelineCheck",
-    "RunReport",
-    "append_rows",
-    "check",
-    "open_project",
-    "pipelines_with_sources",
-    "prepare_environment",
-    "run",
-]
 
 
 def open_project(project_dir: str | Path | None = None) -> DbtProject:
