@@ -200,6 +200,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="feed no generated data: run the pipelines on what their sources hold (your own project)",
     )
 
+    load = commands.add_parser(
+        "load",
+        help="append files of rows (CSV with a header, JSON lines, Parquet) to a pipeline's source, each row stamped"
+        " ingested_at; while a scheduler runs, handed to it to load before its next run",
+    )
+    load.add_argument("source", help="the source table, schema.table")
+    load.add_argument("files", nargs="+", type=Path, help="files to load, each whole or not at all, in this order")
+    load.add_argument("--format", choices=("csv", "json", "parquet"), default=None, help="default: from each extension")
+    load.add_argument(
+        "--wait",
+        type=count_or_never,
+        default=120,
+        help="seconds to wait for a process that holds the project (a dbt build of cron's) before giving up;"
+        " the files then wait in the inbox for the next load or scheduler",
+    )
+
     backfill = commands.add_parser("backfill", help="recompute an event-time range in chunks, with a change manifest")
     backfill.add_argument("--from", dest="start", type=parse_time, required=True, help="event time, inclusive")
     backfill.add_argument("--to", dest="end", type=parse_time, required=True, help="event time, exclusive")

@@ -11,6 +11,7 @@ import argparse
 import logging
 import os
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from datetime import timedelta
@@ -22,6 +23,14 @@ from late_data.commands.check import check_pipeline
 from late_data.commands.explain import compile_run, render_run, write_runs
 from late_data.commands.plan import plan_definitions, plan_lines
 from late_data.commands.status import read_status
+from late_data.loading.inbox import (
+    SchedulerMark,
+    hand_over,
+    inbox,
+    load_waiting,
+    running_scheduler,
+    source_name,
+)
 from late_data.project.audit import require_built
 from late_data.project.definitions import definition_changes, recorded_definitions
 from late_data.project.pipelines import Pipeline, scheduled_nodes, select_pipelines
@@ -49,7 +58,7 @@ from late_data.running.scheduler import (
 from late_data.runtime.class_archive import make_class_archive
 from late_data.runtime.dbt_errors import describe_error
 from late_data.runtime.dbt_project import DbtProject
-from late_data.runtime.environment import ProjectEnvironment, prepare_environment
+from late_data.runtime.environment import ProjectEnvironment, home_is_free, prepare_environment
 from late_data.runtime.settings import SetupError
 from late_data.runtime.timeutil import format_timestamp, parse_timestamp, utc_now
 
@@ -184,6 +193,8 @@ def schedule_command(args: argparse.Namespace) -> int:
     feed = None if args.no_generate else scenario_feed(project, raw_tables(project), args.origin, scenario, pages)
     interval, offset = timedelta(seconds=args.interval), timedelta(seconds=args.offset)
     upkeep = Upkeep(reconcile_every=args.reconcile_every, maintain_every=args.maintain_every)
+    # `late-data load` hands this process its files while it holds the project (loaded before each run).
+    project.hold(SchedulerMark(project.environment.home))
     if args.clock == "simulated":
         run_simulated(
             project, feed or (lambda start, end: None), args.origin, args.end, interval, offset, upkeep=upkeep
@@ -200,6 +211,38 @@ def schedule_command(args: argparse.Namespace) -> int:
             on_report=lambda report: print(report.line(), flush=True),
         )
     return 0
+
+
+def load_command(args: argparse.Namespace) -> int:
+    """The files go to the inbox first (late_data.loading.inbox), so none is lost whichever process
+    stops; then they are loaded here when the project is free, or left to the scheduler that holds it."""
+    source = source_name(args.source)
+    environment = prepare_environment()
+    handed = hand_over(environment.home, source, args.files, args.format)
+    deadline = time.monotonic() + args.wait
+    while not home_is_free(environment):
+        scheduler = running_scheduler(environment.home)
+        if scheduler is not None:
+            print(
+                f"load: {len(handed)} files handed to the scheduler (pid {scheduler}), which loads them into {source}"
+                f" before its next run; a file it cannot read goes to {inbox(environment.home)}/refused/ with its reasons"
+            )
+            return 0
+        if time.monotonic() >= deadline:
+            raise SetupError(
+                f"load: {environment.home} is still in use by another process after --wait {args.wait} s; the"
+                f" {len(handed)} files wait in {inbox(environment.home)} and load with the next `late-data load`"
+                " or `late-data schedule`"
+            )
+        time.sleep(1)
+    project = DbtProject(environment)
+    try:
+        outcomes = load_waiting(project.spark, environment.home)
+    finally:
+        project.close()
+    for outcome in outcomes:
+        print(outcome.line())
+    return 1 if any(outcome.reasons for outcome in outcomes) else 0
 
 
 def backfill_command(args: argparse.Namespace) -> int:
@@ -426,6 +469,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "init": init_command,
     "generate": generate_command,
     "schedule": schedule_command,
+    "load": load_command,
     "backfill": backfill_command,
     "publish": publish_command,
     "discard": discard_command,

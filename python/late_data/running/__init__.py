@@ -1,5 +1,5 @@
-"""Running pipelines: the scheduler (scheduled runs on a simulated or a real clock, their upkeep) and
-the in-place backfill.
+"""Running pipelines: the scheduler (scheduled runs on a simulated or a real clock, their upkeep, the
+files handed to it loaded before each run) and the in-place backfill.
 
-May import: late_data.runtime, late_data.project.
+May import: late_data.runtime, late_data.project, late_data.loading.
 """

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from tqdm import tqdm
 
+from late_data.loading.inbox import load_waiting, waiting
 from late_data.project.audit import fed_until, invocation_totals, resume_point
 from late_data.project.generator import PageScenario, Scenario, generate, generate_page_counts
 from late_data.project.pipelines import scheduled_nodes, select_pipelines
@@ -136,6 +137,14 @@ def maintain_tables(project: DbtProject, keep_hours: float | None = None) -> Non
     log.info("maintained the late-data tables in %.2f s", time.perf_counter() - started)
 
 
+def load_handed_files(project: DbtProject) -> None:
+    """What waits in the inbox (late_data.loading.inbox) appended to its sources, before a run."""
+    if not waiting(project.environment.home):
+        return
+    for outcome in load_waiting(project.spark, project.environment.home):
+        (log.warning if outcome.reasons else log.info)(outcome.line())
+
+
 @dataclass(frozen=True)
 class Upkeep:
     """What a scheduler does besides its runs: every `reconcile_every`-th run is a reconciliation
@@ -162,7 +171,9 @@ class Upkeep:
         return bool(self.maintain_every) and run_number % self.maintain_every == 0
 
     def run(self, project: DbtProject, run_time: datetime, select: str | None, run_number: int) -> RunReport:
-        """Scheduled run number `run_number` (from 1), then the maintenance due after it."""
+        """The files `late-data load` handed over, then scheduled run number `run_number` (from 1),
+        then the maintenance due after it."""
+        load_handed_files(project)
         try:
             report = run_pipeline(project, run_time, select, reconcile=self.reconciles(run_number))
         except DbtInvocationError as error:

@@ -315,3 +315,16 @@ def lock_home(environment: ProjectEnvironment) -> IO[str] | None:
             "wait for it to finish, stop it, or set LATE_DATA_HOME to another directory"
         ) from None
     return lock_file
+
+
+def home_is_free(environment: ProjectEnvironment) -> bool:
+    """Whether no process holds LATE_DATA_HOME's lock now (always, on the shared-catalog targets)."""
+    if environment.shares_catalog:
+        return True
+    with open(environment.home / "late_data.lock", "a") as lock_file:
+        try:
+            fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(lock_file, fcntl.LOCK_UN)
+    return True
