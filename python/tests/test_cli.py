@@ -35,6 +35,7 @@ def test_every_subcommand_has_one_function() -> None:
         "init",
         "generate",
         "schedule",
+        "load",
         "backfill",
         "publish",
         "discard",
@@ -57,6 +58,7 @@ def test_every_subcommand_has_one_function() -> None:
         ["setup"],
         ["generate", *ORIGIN, "--start", "2026-01-01 00:00:00", "--end", "2026-01-01 01:00:00"],
         ["schedule", "--clock", "simulated", *ORIGIN, "--end", "2026-01-01 02:00:00"],
+        ["load", "raw.meter_readings", "a.csv", "b.parquet"],
         ["backfill", "--from", "2026-01-01 00:00:00", "--to", "2026-01-01 01:00:00", "--include-too-late"],
         ["bench", "--quick", "--cell", "100:2:heavy", "--cell", "1000:25:sparse:24"],
         ["check", "--run-time", "2026-01-01 02:00:10"],
@@ -454,3 +456,27 @@ def test_plan_reads_no_definition_from_an_audit_without_one() -> None:
     assert recorded_definitions(project({})) == {}
     assert recorded_definitions(project({"analytics": {}})) == {}
     assert recorded_definitions(project({"analytics": {"late_data_run_audit": ["model", "run_time", "outcome"]}})) == {}
+
+
+def test_a_load_while_another_process_holds_the_project_leaves_its_files_in_the_inbox(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not a scheduler (cron's dbt, a check): the load waits --wait seconds, then exits 2 saying where
+    its files wait; nothing is lost, nothing is loaded, and no Spark starts."""
+    import fcntl
+    from types import SimpleNamespace
+
+    environment = SimpleNamespace(home=tmp_path, shares_catalog=False)
+    monkeypatch.setattr(cli, "prepare_environment", lambda: environment)
+    monkeypatch.setattr(cli, "DbtProject", lambda environment: pytest.fail("the load opened the project"))
+    (tmp_path / "a.csv").write_text("event_id\nx\n")
+    with open(tmp_path / "late_data.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert cli.main(["load", "raw.meter_readings", str(tmp_path / "a.csv"), "--wait", "0"]) == 2
+    assert "the 1 files wait in" in capsys.readouterr().err
+    assert [path.name.split(".", 2)[-1] for path in (tmp_path / "inbox" / "raw.meter_readings").iterdir()] == ["a.csv"]
+    # A name that is not schema.table, or a file whose format its extension does not say: refused first.
+    assert cli.main(["load", "raw.meter_readings;drop", str(tmp_path / "a.csv")]) == 2
+    (tmp_path / "a.txt").write_text("x")
+    assert cli.main(["load", "raw.meter_readings", str(tmp_path / "a.txt")]) == 2
+    assert "pass --format" in capsys.readouterr().err
