@@ -99,7 +99,7 @@ def waiting(home: Path) -> list[tuple[str, Path]]:
     root = inbox(home)
     if not root.is_dir():
         return []
-    found = []
+    found: list[tuple[str, Path]] = []
     for folder in sorted(root.iterdir()):
         if folder.name == REFUSED or not folder.is_dir():
             continue
@@ -150,7 +150,7 @@ def load_waiting(spark: Any, home: Path, now: Callable[[], datetime] | None = No
 
 
 def _holds_stamp(spark: Any, source: str, stamp: datetime) -> bool:
-    return spark.sql(f"select 1 from {source} where ingested_at = {timestamp_literal(stamp)} limit 1").count() > 0
+    return bool(spark.sql(f"select 1 from {source} where ingested_at = {timestamp_literal(stamp)} limit 1").count())
 
 
 def _refuse(home: Path, source: str, path: Path, original: str, stamp_file: Path, reasons: list[str]) -> Loaded:
