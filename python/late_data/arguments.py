@@ -206,7 +206,16 @@ def build_parser() -> argparse.ArgumentParser:
         " ingested_at; while a scheduler runs, handed to it to load before its next run",
     )
     load.add_argument("source", help="the source table, schema.table")
-    load.add_argument("files", nargs="+", type=Path, help="files to load, each whole or not at all, in this order")
+    load.add_argument("files", nargs="*", type=Path, help="files to load, each whole or not at all, in this order")
+    load.add_argument(
+        "--from-table", default=None, help="instead of files: the rows of this table (schema.table) new by --new-by"
+    )
+    load.add_argument(
+        "--new-by",
+        default=None,
+        help="with --from-table: a column that grows as rows arrive there; rows after its largest value at the"
+        " previous such load are new",
+    )
     load.add_argument("--format", choices=("csv", "json", "parquet"), default=None, help="default: from each extension")
     load.add_argument(
         "--wait",

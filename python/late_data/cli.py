@@ -26,6 +26,7 @@ from late_data.commands.status import read_status
 from late_data.loading.inbox import (
     SchedulerMark,
     hand_over,
+    hand_over_table,
     inbox,
     load_waiting,
     running_scheduler,
@@ -217,8 +218,13 @@ def load_command(args: argparse.Namespace) -> int:
     """The files go to the inbox first (late_data.loading.inbox), so none is lost whichever process
     stops; then they are loaded here when the project is free, or left to the scheduler that holds it."""
     source = source_name(args.source)
+    if bool(args.files) == bool(args.from_table) or bool(args.from_table) != bool(args.new_by):
+        raise SetupError("load: give files, or --from-table with --new-by")
     environment = prepare_environment()
-    handed = hand_over(environment.home, source, args.files, args.format)
+    if args.from_table:
+        handed = [hand_over_table(environment.home, source, args.from_table, args.new_by)]
+    else:
+        handed = hand_over(environment.home, source, args.files, args.format)
     deadline = time.monotonic() + args.wait
     while not home_is_free(environment):
         scheduler = running_scheduler(environment.home)

@@ -480,3 +480,5 @@ def test_a_load_while_another_process_holds_the_project_leaves_its_files_in_the_
     (tmp_path / "a.txt").write_text("x")
     assert cli.main(["load", "raw.meter_readings", str(tmp_path / "a.txt")]) == 2
     assert "pass --format" in capsys.readouterr().err
+    assert cli.main(["load", "raw.meter_readings", "--from-table", "landing.readings"]) == 2  # no --new-by
+    assert "give files, or --from-table with --new-by" in capsys.readouterr().err

@@ -3,13 +3,14 @@ stamped once, handed to the scheduler that holds the project and loaded by it be
 
 from __future__ import annotations
 
+import json
 import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from late_data.loading.inbox import PENDING, hand_over, inbox, load_waiting, waiting
+from late_data.loading.inbox import PENDING, hand_over, hand_over_table, inbox, load_waiting, waiting
 from late_data.runtime.dbt_project import DbtProject
 from late_data.runtime.sql_text import timestamp_literal
 from tests.test_init import COLUMNS, run, user_environment
@@ -103,7 +104,7 @@ def test_a_loader_killed_after_its_commit_loads_nothing_twice_and_one_killed_bef
     # As a loader leaves them when killed: each file's stamp written, the first one's rows committed.
     first, second = datetime(2026, 12, 7, 10, 0, 0, 123456), datetime(2026, 12, 7, 10, 0, 1)
     for path, stamp in ((committed, first), (not_committed, second)):
-        path.with_name(f".{path.name}.stamp").write_text(stamp.isoformat(sep=" "))
+        path.with_name(f".{path.name}.stamp").write_text(json.dumps({"stamp": stamp.isoformat(sep=" "), "upper": None}))
     project.spark.sql(
         f"insert into {source} values ('k1', 'm1', timestamp'2026-06-01 00:00:10', 1.0, {timestamp_literal(first)})"
     )
@@ -175,3 +176,47 @@ def test_files_loaded_while_the_scheduler_runs_count_in_every_window(tmp_path: P
     assert checked.splitlines()[-1] == "check: 6 windows, 0 too-late entries checked, 0 mismatched", checked
     assert not [path for path in (folder / ".late_data" / "inbox" / "raw.meter_readings").iterdir()]
     assert PENDING.match(next((folder / ".late_data" / "inbox" / "refused" / "raw.meter_readings").iterdir()).name)
+
+
+@pytest.mark.spark
+def test_a_tables_new_rows_load_once_each_after_the_mark_of_the_load_before(
+    project: DbtProject, source: str, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    project.spark.sql("drop table if exists load_test.landing")
+    project.spark.sql(
+        f"create table load_test.landing ({COLUMNS}, landed_at timestamp, batch string)"
+        f" using {project.environment.table_format}"
+    )
+
+    def land(event_id: str, landed_minute: int) -> None:
+        project.spark.sql(
+            f"insert into load_test.landing values ('{event_id}', 'm1', timestamp'2026-06-01 00:00:10', 1.0,"
+            f" timestamp'2026-01-01', timestamp'2026-06-01 01:{landed_minute:02d}:00', 'b')"
+        )
+
+    def load() -> list[tuple[str, int]]:
+        hand_over_table(home, source, "load_test.landing", "landed_at")
+        return [
+            (outcome.line().split(" ingested_at")[0], outcome.rows) for outcome in load_waiting(project.spark, home)
+        ]
+
+    land("t1", 1)
+    land("t2", 2)
+    first = load()
+    assert first == [("load: 2 rows of load_test.landing.landed_at into load_test.meter_readings,", 2)]
+    land("t3", 3)
+    # A loader killed after its commit: the next one moves the mark on and loads nothing twice.
+    killed = hand_over_table(home, source, "load_test.landing", "landed_at")
+    left = datetime(2026, 12, 7, 11, 0, 0, 5)
+    killed.with_name(f".{killed.name}.stamp").write_text(
+        json.dumps({"stamp": left.isoformat(sep=" "), "upper": "2026-06-01 01:03:00"})
+    )
+    project.spark.sql(
+        f"insert into {source} values ('t3', 'm1', timestamp'2026-06-01 00:00:10', 1.0, {timestamp_literal(left)})"
+    )
+    assert load_waiting(project.spark, home) == []
+    assert load() == [("load: nothing new in load_test.landing.landed_at for load_test.meter_readings", 0)]
+    land("t4", 4)
+    assert load()[0][1] == 1
+    assert sorted(row[0] for row in rows(project)) == ["t1", "t2", "t3", "t4"]

@@ -52,20 +52,29 @@ def read_for_table(spark: Any, path: Path, fmt: str, table: str, view: str) -> R
     (UnreadableFile) when a column is missing, unknown or the stamp itself, or when a row cannot be
     parsed or a value is not of its column's type."""
     target = [field for field in spark.table(table).schema.fields if field.name != STAMP]
-    names = [field.name for field in target]
-    raw = _read_raw(spark, path, fmt, names)
+    raw = _read_raw(spark, path, fmt, [field.name for field in target])
     present = [name for name in raw.columns if name != CORRUPT]
     problems = []
     if STAMP in present:
         problems.append(f"has the column {STAMP}: a load stamps every row with the moment it loads it")
-    unknown = [name for name in present if name not in names and name != STAMP]
+    unknown = [name for name in present if name not in {field.name for field in target} and name != STAMP]
     if unknown:
         problems.append(f"has columns {table} does not have: {', '.join(unknown)}")
-    missing = [name for name in names if name not in present]
+    return typed_view(spark, raw, target, table, view, path, fmt, problems)
+
+
+def typed_view(
+    spark: Any, raw: Any, target: list[Any], table: str, view: str, origin: Path, label: str, problems: list[str]
+) -> ReadFile:
+    """`raw`'s columns of `target` (the source's fields but its stamp) as the temporary view `view`,
+    each cast to its type; refused (UnreadableFile, naming `origin`) with `problems`, a column
+    missing, a record that is not `label` or a value not of its column's type."""
+    names = [field.name for field in target]
+    missing = [name for name in names if name not in raw.columns]
     if missing:
-        problems.append(f"lacks the columns of {table}: {', '.join(missing)}")
+        problems = [*problems, f"lacks the columns of {table}: {', '.join(missing)}"]
     if problems:
-        raise UnreadableFile(path, problems)
+        raise UnreadableFile(origin, problems)
     raw = raw.cache()
     raw.createOrReplaceTempView(f"{view}__raw")
     casts = {field.name: f"try_cast(`{field.name}` as {field.dataType.simpleString()})" for field in target}
@@ -77,7 +86,7 @@ def read_for_table(spark: Any, path: Path, fmt: str, table: str, view: str) -> R
         f" where {corrupt} is not null or size(failing) > 0"
     ).collect()
     if bad:
-        raise UnreadableFile(path, _row_reasons(bad, target, fmt))
+        raise UnreadableFile(origin, _row_reasons(bad, target, label))
     spark.sql(
         f"create or replace temporary view {view} as select "
         + ", ".join(f"{cast} as `{name}`" for name, cast in casts.items())

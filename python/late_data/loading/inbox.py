@@ -17,6 +17,7 @@ read is moved to inbox/refused/ with a .reasons file, one line per row it could 
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -29,9 +30,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from late_data.loading.files import STAMP, UnreadableFile, file_format, read_for_table
+from late_data.loading.files import STAMP, ReadFile, UnreadableFile, file_format, read_for_table, typed_view
 from late_data.runtime.settings import SetupError, validate_identifier
-from late_data.runtime.sql_text import timestamp_literal
+from late_data.runtime.sql_text import sql_string, timestamp_literal
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,10 @@ REFUSED = "refused"
 # The pid of the scheduler that loads the inbox between its runs, while it runs.
 SCHEDULER = "scheduler.pid"
 # <order: nanoseconds>-<id>.<format>.<the file's own name>; a file's stamp is hidden beside it.
-PENDING = re.compile(r"^\d{20}-[0-9a-f]{8}\.(?P<format>csv|json|parquet)\.(?P<original>[\w.-]+)$")
+# A table's new rows: <order>-<id>.table.<schema>.<table>.<its new-by column>, the mark of what was
+# loaded last kept in MARKS under the same name.
+PENDING = re.compile(r"^\d{20}-[0-9a-f]{8}\.(?P<format>csv|json|parquet|table)\.(?P<original>[\w.-]+)$")
+MARKS = "marks"
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,8 @@ class Loaded:
     def line(self) -> str:
         if self.reasons:
             return f"load: refused {self.name} for {self.source}:\n  " + "\n  ".join(self.reasons)
+        if self.stamp is None:
+            return f"load: nothing new in {self.name} for {self.source}"
         return (
             f"load: {self.rows} rows of {self.name} into {self.source}, ingested_at {self.stamp:%Y-%m-%d %H:%M:%S.%f}"
         )
@@ -94,6 +100,20 @@ def hand_over(home: Path, source: str, files: Iterable[Path], given_format: str 
     return handed
 
 
+def hand_over_table(home: Path, source: str, table: str, new_by: str) -> Path:
+    """A request for the rows of `table` (schema.table) that are new by its column `new_by` since
+    the previous such load into `source`, put in the inbox like a file."""
+    parts = [validate_identifier("load --from-table", part) for part in table.split(".")]
+    if len(parts) != 2:
+        raise SetupError(f"load: --from-table {table!r} is not schema.table")
+    column = validate_identifier("load --new-by", new_by)
+    folder = inbox(home) / source
+    folder.mkdir(parents=True, exist_ok=True)
+    request = folder / f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.table.{'.'.join(parts)}.{column}"
+    _write_durably(request, "")
+    return request
+
+
 def waiting(home: Path) -> list[tuple[str, Path]]:
     """(source, file) of every file waiting in the inbox, oldest first within a source."""
     root = inbox(home)
@@ -108,45 +128,74 @@ def waiting(home: Path) -> list[tuple[str, Path]]:
 
 
 def load_waiting(spark: Any, home: Path, now: Callable[[], datetime] | None = None) -> list[Loaded]:
-    """Every waiting file loaded into its source (or refused), oldest first: see the module's doc.
-    `now` gives the stamps (naive UTC, to the microsecond; each later than the one before)."""
+    """Every waiting file (or table's new rows) loaded into its source, or refused, oldest first: see
+    the module's doc. `now` gives the stamps (naive UTC, to the microsecond; each later than the one
+    before)."""
     outcomes = []
     previous: datetime | None = None
     for source, path in waiting(home):
+        match = PENDING.match(path.name)
+        assert match is not None
+        fmt, original = match["format"], match["original"]
         stamp_file = path.with_name(f".{path.name}.stamp")
-        original = PENDING.match(path.name)["original"]  # type: ignore[index]
+        mark_file = path.parent / MARKS / original if fmt == "table" else None
         if stamp_file.exists():
-            stamp = datetime.fromisoformat(stamp_file.read_text().strip())
-            if _holds_stamp(spark, source, stamp):
-                log.info("load: %s was loaded into %s before a restart (ingested_at %s)", path.name, source, stamp)
+            left = json.loads(stamp_file.read_text())
+            if _holds_stamp(spark, source, datetime.fromisoformat(left["stamp"])):
+                log.info(
+                    "load: %s was loaded into %s before a restart (ingested_at %s)", original, source, left["stamp"]
+                )
+                if mark_file is not None:
+                    _write_durably(mark_file, left["upper"])
                 _remove(path, stamp_file)
                 continue
-        fmt = PENDING.match(path.name)["format"]  # type: ignore[index]
         view = f"late_data_load_{uuid.uuid4().hex[:12]}"
         try:
-            read = read_for_table(spark, path, fmt, source, view)
+            if mark_file is None:
+                read, upper = read_for_table(spark, path, fmt, source, view), None
+            else:
+                read, upper = _new_rows(spark, original, mark_file, source, view)
         except UnreadableFile as refused:
             outcomes.append(_refuse(home, source, path, original, stamp_file, refused.reasons))
             continue
-        except Exception as error:  # Spark's: a file it cannot open, a source that does not exist
+        except Exception as error:  # Spark's: a file it cannot open, a table that does not exist
             outcomes.append(_refuse(home, source, path, original, stamp_file, [_first_line(error)]))
             continue
         stamp = now() if now is not None else datetime.now(UTC).replace(tzinfo=None)
         if previous is not None and stamp <= previous:
             stamp = previous + timedelta(microseconds=1)
         previous = stamp
-        _write_durably(stamp_file, stamp.isoformat(sep=" "))
-        # The table's own column order, the stamp in its place.
-        columns = [
-            timestamp_literal(stamp) if field.name == STAMP else f"`{field.name}`"
-            for field in spark.table(source).schema.fields
-        ]
-        spark.sql(f"insert into {source} select {', '.join(columns)} from {read.view}")
+        if read.rows:
+            _write_durably(stamp_file, json.dumps({"stamp": stamp.isoformat(sep=" "), "upper": upper}))
+            # The table's own column order, the stamp in its place.
+            columns = [
+                timestamp_literal(stamp) if field.name == STAMP else f"`{field.name}`"
+                for field in spark.table(source).schema.fields
+            ]
+            spark.sql(f"insert into {source} select {', '.join(columns)} from {read.view}")
+        if mark_file is not None and upper is not None:
+            _write_durably(mark_file, upper)
         _remove(path, stamp_file)
         spark.catalog.dropTempView(read.view)
         spark.catalog.dropTempView(f"{read.view}__raw")
-        outcomes.append(Loaded(source, original, read.rows, stamp))
+        outcomes.append(Loaded(source, original, read.rows, stamp if read.rows else None))
     return outcomes
+
+
+def _new_rows(spark: Any, request: str, mark_file: Path, source: str, view: str) -> tuple[ReadFile, str | None]:
+    """A table's rows whose `new_by` column lies after the mark of its previous load into `source`
+    (all of them on the first), up to its largest value now, which becomes the next mark."""
+    schema_name, table_name, column = request.split(".")
+    table = f"{schema_name}.{table_name}"
+    column_type = spark.table(table).schema[column].dataType.simpleString()
+    upper = spark.sql(f"select cast(max(`{column}`) as string) from {table}").first()[0]
+    lower = mark_file.read_text() if mark_file.exists() else None
+    bounds = [f"`{column}` <= cast({sql_string(upper)} as {column_type})"] if upper is not None else ["false"]
+    if lower is not None:
+        bounds.append(f"`{column}` > cast({sql_string(lower)} as {column_type})")
+    target = [field for field in spark.table(source).schema.fields if field.name != STAMP]
+    rows = spark.table(table).where(" and ".join(bounds))
+    return typed_view(spark, rows, target, source, view, Path(table), "a row of its type", []), upper or lower
 
 
 def _holds_stamp(spark: Any, source: str, stamp: datetime) -> bool:
@@ -169,6 +218,7 @@ def _remove(path: Path, stamp_file: Path) -> None:
 
 
 def _write_durably(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name("." + path.name + ".partial")
     with open(partial, "w") as written:
         written.write(text)
