@@ -12,7 +12,7 @@ from typing import NoReturn
 
 from late_data.commands.explain import MODES
 from late_data.project.generator import LATENESS_PROFILES, PageScenario, Scenario
-from late_data.runtime.environment import TABLE_FORMATS
+from late_data.runtime.environment import SHARED_CATALOG_TARGETS, TABLE_FORMATS
 from late_data.runtime.timeutil import parse_timestamp
 
 
@@ -130,6 +130,13 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--dir", type=Path, default=Path("."), help="the project folder (default: here)")
     init.add_argument("--name", default=None, help="a new project's name (default: the folder's)")
     init.add_argument("--table-format", choices=TABLE_FORMATS, default="iceberg")
+    init.add_argument(
+        "--target",
+        choices=SHARED_CATALOG_TARGETS,
+        default=None,
+        help="the shared catalog where the source already is: cluster (a driver here on a Spark master, the"
+        " Hive metastore service) or thrift (a Spark Thrift Server); default: the embedded catalog",
+    )
     init.add_argument(
         "--package", default=None, help="the package: a local path or a git URL (default: this checkout's package/)"
     )

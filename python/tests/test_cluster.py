@@ -902,6 +902,76 @@ def test_scheduled_runs_through_thrift_one_writer_at_a_time_while_another_proces
 
 
 @pytest.mark.cluster
+def test_init_starts_from_a_table_in_the_shared_catalog_and_its_cron_line_runs_there(
+    running_cluster: RunningCluster, tmp_path: Path
+) -> None:
+    """A newcomer whose readings already sit in the shared catalog: init on that table (its columns
+    read through the cluster target), the printed cron line run twice as cron runs it, a late row
+    between them, then check."""
+    env = {
+        key: value for key, value in running_cluster.env.items() if key not in ("DBT_PROFILES_DIR", "DBT_TARGET_PATH")
+    }
+    env.update({"LATE_DATA_SCHEMA": "init_cluster", "PATH": f"{BIN}:{env['PATH']}"})
+    cursor = thrift_cursor(env)
+    cursor.execute("create schema if not exists landing")
+    cursor.execute(
+        "create table landing.meter_readings (event_id string, meter_id string, event_time timestamp,"
+        " kwh double, ingested_at timestamp) using iceberg"
+    )
+    cursor.execute(
+        "insert into landing.meter_readings values"
+        " ('a1', 'm1', timestamp'2026-06-01 00:00:10', 1.0, timestamp'2026-06-01 00:00:20'),"
+        " ('a2', 'm1', timestamp'2026-06-01 00:01:10', 2.0, timestamp'2026-06-01 00:01:20'),"
+        " ('b1', 'm2', timestamp'2026-06-01 00:00:30', 3.0, timestamp'2026-06-01 00:02:00')"
+    )
+    folder = tmp_path / "meters"
+    folder.mkdir()
+    init = subprocess.run(
+        [
+            *(str(BIN / "late-data"), "init", "--target", "cluster", "--source", "landing.meter_readings"),
+            *("--series-key", "meter_id", "--measure", "reading_count=count", "--measure", "kwh_sum=sum:kwh"),
+            *("--window-seconds", "60"),
+        ],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert init.returncode == 0, init.stdout[-3000:] + init.stderr[-3000:]
+    assert (
+        "init: landing.meter_readings read from the cluster catalog: event_id string, meter_id string,"
+        " event_time timestamp, kwh double, ingested_at timestamp" in init.stdout
+    ), init.stdout
+    every_minute = next(line.strip().split(" ", 5)[5] for line in init.stdout.splitlines() if " * * * * " in line)
+    assert "LATE_DATA_TARGET=cluster SPARK_CONF_DIR=" in every_minute, every_minute
+    for run_time in ("2026-06-01 00:05:10", "2026-06-01 00:06:10"):
+        cron = subprocess.run(
+            ["sh", "-c", every_minute],
+            cwd=folder,
+            env={**env, "LATE_DATA_RUN_TIME": run_time},
+            timeout=900,
+            check=False,
+        )
+        assert cron.returncode == 0, (running_cluster.home / "cron.log").read_text()[-3000:]
+        if run_time.endswith("05:10"):  # late, in time: it changes m1's first window at the second run
+            cursor.execute(
+                "insert into landing.meter_readings values"
+                " ('a3', 'm1', timestamp'2026-06-01 00:00:40', 5.0, timestamp'2026-06-01 00:05:30')"
+            )
+    cron_log = (running_cluster.home / "cron.log").read_text()
+    assert cron_log.count("ERROR=0 SKIP=0") == 2 and cron_log.count("OK snapshotted") == 2, cron_log[-3000:]
+    checked = late_data({**env, "LATE_DATA_TARGET": "cluster"}, "--project-dir", str(folder), "check")
+    assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-3000:]
+    assert checked.stdout.splitlines()[-1] == "check: 3 windows, 0 too-late entries checked, 0 mismatched", (
+        checked.stdout
+    )
+    cursor.execute("select kwh_sum from init_cluster.meter_readings where meter_id = 'm1' order by window_start")
+    assert cursor.fetchall() == [(6.0,), (2.0,)]
+
+
+@pytest.mark.cluster
 def test_cluster_down_stops_everything_it_started(
     running_cluster: RunningCluster, cluster_client: ClusterClient
 ) -> None:

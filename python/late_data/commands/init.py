@@ -10,6 +10,7 @@ is written. A pipeline's model and yml are written once, never over an existing 
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import sys
@@ -31,7 +32,7 @@ from late_data.commands.init_files import (
 from late_data.commands.init_spec import InitPlan, PipelineSpec, SourceTable, identifier, parse_columns, parse_measure
 from late_data.runtime.class_archive import make_class_archive
 from late_data.runtime.dbt_project import DbtProject
-from late_data.runtime.environment import prepare_environment
+from late_data.runtime.environment import ProjectEnvironment, prepare_environment
 from late_data.runtime.settings import SetupError
 
 
@@ -132,6 +133,13 @@ def check_spec(spec: PipelineSpec) -> None:
     for option, column in needed.items():
         if column not in names:
             raise SetupError(f"{option}: {source.relation} has no column {column} (it has {', '.join(sorted(names))})")
+    types = dict(source.columns)
+    for option, column in (("--event-time", source.event_time), ("--ingested-at", source.ingested_at)):
+        if not types[column].startswith("timestamp"):
+            raise SetupError(
+                f"{option}: {source.relation}.{column} is a {types[column]}, not a timestamp: convert it in a"
+                " staging model (or a view) and init on that (docs/raw-data-contract.md)"
+            )
     if sum(kind == "count" for _, kind, _ in spec.measures) != 1:
         raise SetupError("--measure: a pipeline has exactly one count measure (e.g. --measure reading_count=count)")
 
@@ -140,8 +148,6 @@ def init_project(args: Any) -> list[str]:
     """`late-data init`: the project's files, its LATE_DATA_HOME laid out, `dbt deps`, and with
     --source a first pipeline (the source created first with --create-source). Returns what to
     print."""
-    import os
-
     directory = args.dir.resolve()
     directory.mkdir(parents=True, exist_ok=True)
     name = identifier("--name", args.name or re.sub(r"\W", "_", directory.name).strip("_") or "late_data_project")
@@ -160,6 +166,10 @@ def init_project(args: Any) -> list[str]:
     os.environ["LATE_DATA_PROJECT_DIR"] = str(directory)
     os.environ["DBT_PROFILES_DIR"] = str(directory)
     os.environ["LATE_DATA_TABLE_FORMAT"] = args.table_format
+    if args.target is not None:
+        if args.table_format != "iceberg":
+            raise SetupError(f"--target {args.target}: the shared catalog is Iceberg only (docs/cluster.md)")
+        os.environ["LATE_DATA_TARGET"] = args.target
     environment = prepare_environment()
     lines.append(f"init: {environment.home} laid out (jars, logging); table format {args.table_format}")
     project = DbtProject(environment, hold_home=False)
@@ -168,7 +178,7 @@ def init_project(args: Any) -> list[str]:
     if make_class_archive(environment.class_archive):
         lines.append(f"init: {environment.class_archive} made (Spark classes mapped at a JVM start)")
     if spec_args is None:
-        return [*lines, *next_steps(directory, None)]
+        return [*lines, *next_steps(directory, None, environment)]
     try:
         source = spec_args["source"]
         exists = project.spark.catalog.tableExists(source.relation)
@@ -183,6 +193,10 @@ def init_project(args: Any) -> list[str]:
             lines.append(f"init: created {source.relation}: {source.ddl(args.table_format)}")
         if not source.columns:
             source = SourceTable(**{**source.__dict__, "columns": tuple(project.spark.table(source.relation).dtypes)})
+            lines.append(
+                f"init: {source.relation} read from the {environment.profile_target} catalog: "
+                + ", ".join(f"{name} {kind}" for name, kind in source.columns)
+            )
     finally:
         project.close()
     spec = PipelineSpec(**{**spec_args, "source": source})
@@ -190,7 +204,7 @@ def init_project(args: Any) -> list[str]:
     pipeline_plan = InitPlan(directory)
     plan_pipeline(pipeline_plan, spec, args.table_format)
     lines += [f"init: wrote {path.relative_to(directory)}" for path in write_plan(pipeline_plan)]
-    return [*lines, *next_steps(directory, spec)]
+    return [*lines, *next_steps(directory, spec, environment)]
 
 
 def _pipeline_args(args: Any) -> dict[str, Any] | None:
@@ -248,41 +262,62 @@ def _window_args(args: Any) -> dict[str, int | None]:
     }
 
 
-def next_steps(directory: Path, spec: PipelineSpec | None) -> list[str]:
+def next_steps(directory: Path, spec: PipelineSpec | None, environment: ProjectEnvironment | None = None) -> list[str]:
     """What to do after init, in order: a pipeline (without one), the rows loaded before the first
     build (a run loads the rows stamped since the run before it), the build, the cron line that
     runs it every minute after (init tags the pipelines and histories it writes `late_data`), the
-    check."""
+    check. Each command with the settings it needs beyond the project's defaults (run_settings)."""
     here = "" if directory == Path.cwd() else f"cd {directory} && "
-    build = f'next: {here}LATE_DATA_RUN_TIME="<now, UTC>" dbt build   # the first run builds everything'
+    settings = run_settings(directory, environment)
+    build = f'next: {here}{settings}LATE_DATA_RUN_TIME="<now, UTC>" dbt build   # the first run builds everything'
     if spec is None:
         return [
             "next: a pipeline: late-data init --source SCHEMA.TABLE --series-key COLUMN --measure NAME=KIND:COLUMN",
             build,
         ]
     return [
-        f"next: load the rows you have into {spec.source.relation} first: a run loads the rows stamped since the"
-        " run before it, and a row appended later with an older stamp waits for a reconciliation"
-        " (docs/your-own-pipeline.md)",
+        f"next: load the rows you have into {spec.source.relation} first (late-data load, or your own ingestion):"
+        " a run loads the rows stamped since the run before it, and a row appended later with an older stamp"
+        " waits for a reconciliation (docs/your-own-pipeline.md)",
         build,
         "next: then every minute and hourly maintenance, from cron (flock on the lock late-data holds: a run is"
         " skipped while the one before it or a late-data command runs; Airflow: the same commands in"
         " BashOperators, docs/running.md#from-cron-or-airflow):",
-        *(f"  {line}" for line in cron_lines(directory)),
-        f"next: late-data --project-dir {directory} check --pipeline {spec.name}   # every window against a recomputation",
+        *(f"  {line}" for line in cron_lines(directory, environment)),
+        f"next: {settings}late-data --project-dir {directory} check --pipeline {spec.name}"
+        "   # every window against a recomputation",
     ]
 
 
-def cron_lines(directory: Path) -> list[str]:
+def run_settings(directory: Path, environment: ProjectEnvironment | None) -> str:
+    """The environment a command of the project needs that its defaults do not give: the shared
+    catalog's target, its LATE_DATA_HOME when not the project's .late_data, and the Spark client
+    configuration with the cluster's secret (docs/cluster.md). Empty on the embedded catalog."""
+    if environment is None:
+        return ""
+    settings = {}
+    if environment.home != (directory / ".late_data").resolve():
+        settings["LATE_DATA_HOME"] = str(environment.home)
+    if environment.shares_catalog:
+        settings["LATE_DATA_TARGET"] = environment.profile_target
+        settings["SPARK_CONF_DIR"] = str(environment.home / "cluster" / "conf" / "client")
+    return "".join(f"{name}={shlex.quote(value)} " for name, value in settings.items())
+
+
+def cron_lines(directory: Path, environment: ProjectEnvironment | None = None) -> list[str]:
     """The crontab of a project init wrote: every minute, the pipelines and histories it tagged
     (their tests with them), and hourly the tables' maintenance, waiting for the minute's run; with
-    this environment's dbt, the output appended to LATE_DATA_HOME's cron.log. Each holds the lock
-    `late-data` holds on LATE_DATA_HOME (late_data.runtime.environment.lock_home: one process on the
-    Derby metastore), so a run never starts beside another or beside a late-data command."""
+    this environment's dbt and the settings it needs (run_settings), the output appended to
+    LATE_DATA_HOME's cron.log. Each holds the lock `late-data` holds on LATE_DATA_HOME
+    (late_data.runtime.environment.lock_home: one process on the Derby metastore; on a shared
+    catalog it keeps this machine's runs one at a time), so a run never starts beside another or
+    beside a late-data command."""
     here = f"cd {shlex.quote(str(directory.resolve()))}"
     dbt = shlex.quote(str(Path(sys.executable).parent / "dbt"))
-    log = ">> .late_data/cron.log 2>&1"
+    home = ".late_data" if environment is None else shlex.quote(os.path.relpath(environment.home, directory.resolve()))
+    settings = run_settings(directory, environment)
+    log = f">> {home}/cron.log 2>&1"
     return [
-        f"* * * * * {here} && flock -n .late_data/late_data.lock {dbt} build --select tag:late_data {log}",
-        f"30 * * * * {here} && flock .late_data/late_data.lock {dbt} run-operation late_data.maintain_tables {log}",
+        f"* * * * * {here} && {settings}flock -n {home}/late_data.lock {dbt} build --select tag:late_data {log}",
+        f"30 * * * * {here} && {settings}flock {home}/late_data.lock {dbt} run-operation late_data.maintain_tables {log}",
     ]

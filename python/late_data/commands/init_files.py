@@ -89,14 +89,17 @@ SNAPSHOT_WRAPPER = f"""{{#- {INIT_MARK}. The late_data package's snapshot materi
 def profiles_yml(name: str) -> str:
     """An embedded Spark (dbt-spark's session method) with Iceberg or Delta, its warehouse, Derby
     metastore and jars under LATE_DATA_HOME (default .late_data in the project, laid out by
-    `late-data init`); the table format is LATE_DATA_TABLE_FORMAT's."""
+    `late-data init`); the table format is LATE_DATA_TABLE_FORMAT's. And the shared catalog's
+    targets, as this repository's profile has them (docs/cluster.md): `cluster` (a driver here,
+    executors on a Spark standalone master, the Hive metastore service) and `thrift` (a Spark
+    Thrift Server); LATE_DATA_TARGET picks one."""
     home = "{{ env_var('LATE_DATA_HOME', '.late_data') }}"
     return f"""# {INIT_MARK}: an embedded Spark for this project (dbt-spark's session method), its
 # warehouse, Derby metastore (one process at a time) and jars under LATE_DATA_HOME (default
 # .late_data in the project). LATE_DATA_TABLE_FORMAT picks iceberg or delta (Delta's jars: DELTA_JARS,
-# local paths, else Maven). A cluster or a Thrift Server: docs/cluster.md.
+# local paths, else Maven). LATE_DATA_TARGET=cluster or thrift: the shared catalog (docs/cluster.md).
 {name}:
-  target: "{{{{ env_var('LATE_DATA_TABLE_FORMAT', 'iceberg') }}}}"
+  target: "{{{{ env_var('LATE_DATA_TARGET', env_var('LATE_DATA_TABLE_FORMAT', 'iceberg')) }}}}"
   outputs:
     iceberg:
       type: spark
@@ -104,32 +107,33 @@ def profiles_yml(name: str) -> str:
       host: localhost
       schema: "{{{{ env_var('LATE_DATA_SCHEMA', 'analytics') }}}}"
       server_side_parameters: &embedded
-        spark.app.name: {name}
-        spark.master: local[*]
-        spark.ui.enabled: "false"
-        spark.ui.showConsoleProgress: "false"
+        <<: &shared
+          spark.app.name: {name}
+          spark.ui.enabled: "false"
+          spark.ui.showConsoleProgress: "false"
+          spark.sql.session.timeZone: UTC
+          spark.sql.shuffle.partitions: "{{{{ env_var('LATE_DATA_SHUFFLE_PARTITIONS', '4') }}}}"
+          spark.sql.sources.partitionOverwriteMode: dynamic
+          spark.sql.legacy.storeAnalyzedPlanForView: "true"
+          spark.sql.codegen.cache.maxEntries: "1000"
+          spark.sql.warehouse.dir: "{{{{ env_var('LATE_DATA_WAREHOUSE', env_var('LATE_DATA_HOME', '.late_data') ~ '/warehouse') }}}}"
+          spark.jars: "{home}/jars/iceberg-spark-runtime.jar"
+          spark.sql.extensions: org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions
+          spark.sql.catalog.spark_catalog: org.apache.iceberg.spark.SparkSessionCatalog
+          spark.sql.catalog.spark_catalog.type: hive
+          spark.sql.catalog.spark_catalog.cache-enabled: "false"
+          spark.hadoop.hive.metastore.schema.verification: "false"
+          spark.hadoop.hive.metastore.disallow.incompatible.col.type.changes: "false"
+        spark.master: "{{{{ env_var('LATE_DATA_SPARK_MASTER', 'local[*]') }}}}"
         spark.driver.bindAddress: 127.0.0.1
         spark.driver.host: 127.0.0.1
         spark.driver.memory: "{{{{ env_var('LATE_DATA_DRIVER_MEMORY', '4g') }}}}"
-        spark.sql.session.timeZone: UTC
-        spark.sql.shuffle.partitions: "{{{{ env_var('LATE_DATA_SHUFFLE_PARTITIONS', '4') }}}}"
-        spark.sql.sources.partitionOverwriteMode: dynamic
-        spark.sql.legacy.storeAnalyzedPlanForView: "true"
-        spark.sql.codegen.cache.maxEntries: "1000"
-        spark.sql.warehouse.dir: "{home}/warehouse"
         spark.hadoop.javax.jdo.option.ConnectionURL: "jdbc:derby:;databaseName={home}/metastore_db;create=true"
         spark.hadoop.datanucleus.schema.autoCreateAll: "true"
-        spark.hadoop.hive.metastore.schema.verification: "false"
-        spark.hadoop.hive.metastore.disallow.incompatible.col.type.changes: "false"
         # A short process starts faster on the class archive `late-data init` made and the JIT's quick
         # tier (with the full tier's 240 MB of code cache: the quick tier alone reserves 48 MB, which a
         # long build filled); `late-data`'s own long-lived processes set LATE_DATA_JVM_OPTIONS.
         spark.driver.extraJavaOptions: "{{{{ env_var('LATE_DATA_JVM_OPTIONS', '-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:SharedArchiveFile=' ~ env_var('LATE_DATA_HOME', '.late_data') ~ '/jvm/spark.jsa -Xshare:auto -Xlog:cds=off') }}}} -Dderby.system.home={home} -Dlog4j2.configurationFile={home}/conf/log4j2.properties"
-        spark.jars: "{home}/jars/iceberg-spark-runtime.jar"
-        spark.sql.extensions: org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions
-        spark.sql.catalog.spark_catalog: org.apache.iceberg.spark.SparkSessionCatalog
-        spark.sql.catalog.spark_catalog.type: hive
-        spark.sql.catalog.spark_catalog.cache-enabled: "false"
         spark.hadoop.iceberg.engine.hive.lock-enabled: "false"
     delta:
       type: spark
@@ -143,6 +147,40 @@ def profiles_yml(name: str) -> str:
         spark.sql.extensions: io.delta.sql.DeltaSparkSessionExtension
         spark.sql.catalog.spark_catalog: org.apache.spark.sql.delta.catalog.DeltaCatalog
         spark.databricks.delta.snapshotPartitions: "{{{{ env_var('LATE_DATA_SHUFFLE_PARTITIONS', '4') }}}}"
+    # The shared catalog of `late-data cluster up`, or one configured like it (docs/cluster.md).
+    cluster:
+      type: spark
+      method: session
+      host: localhost
+      schema: "{{{{ env_var('LATE_DATA_SCHEMA', 'analytics') }}}}"
+      server_side_parameters:
+        <<: *shared
+        spark.master: "{{{{ env_var('LATE_DATA_CLUSTER_MASTER', 'spark://' ~ env_var('LATE_DATA_CLUSTER_HOST', '127.0.0.1') ~ ':' ~ env_var('LATE_DATA_SPARK_MASTER_PORT', '17077')) }}}}"
+        spark.driver.memory: "{{{{ env_var('LATE_DATA_DRIVER_MEMORY', '1g') }}}}"
+        spark.executor.memory: "{{{{ env_var('LATE_DATA_EXECUTOR_MEMORY', '1g') }}}}"
+        spark.cores.max: "{{{{ env_var('LATE_DATA_APP_CORES', '1') }}}}"
+        spark.authenticate: "true"
+        spark.driver.bindAddress: "{{{{ env_var('LATE_DATA_CLUSTER_HOST', '127.0.0.1') }}}}"
+        spark.driver.host: "{{{{ env_var('LATE_DATA_CLUSTER_HOST', '127.0.0.1') }}}}"
+        spark.hadoop.hive.metastore.uris: "{{{{ env_var('LATE_DATA_METASTORE_URI', 'thrift://127.0.0.1:' ~ env_var('LATE_DATA_METASTORE_PORT', '19083')) }}}}"
+        spark.hadoop.iceberg.engine.hive.lock-enabled: "true"
+    thrift:
+      type: spark
+      method: thrift
+      host: "{{{{ env_var('LATE_DATA_THRIFT_HOST', env_var('LATE_DATA_CLUSTER_HOST', '127.0.0.1')) }}}}"
+      port: "{{{{ env_var('LATE_DATA_THRIFT_PORT', '10015') | as_number }}}}"
+      user: "{{{{ env_var('LATE_DATA_THRIFT_USER', 'late_data') }}}}"
+      auth: "{{{{ env_var('LATE_DATA_THRIFT_AUTH', 'NONE') }}}}"
+      schema: "{{{{ env_var('LATE_DATA_SCHEMA', 'analytics') }}}}"
+      poll_interval: "{{{{ env_var('LATE_DATA_THRIFT_POLL_INTERVAL', '0') | as_number }}}}"
+      connect_retries: "{{{{ env_var('LATE_DATA_THRIFT_CONNECT_RETRIES', '3') | as_number }}}}"
+      connect_timeout: 5
+      retry_all: true
+      server_side_parameters:
+        "set:hiveconf:spark.sql.session.timeZone": UTC
+        "set:hiveconf:spark.sql.sources.partitionOverwriteMode": dynamic
+        "set:hiveconf:spark.sql.ansi.enabled": "false"
+        "set:hiveconf:spark.sql.legacy.storeAnalyzedPlanForView": "true"
 """
 
 
