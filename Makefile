@@ -3,6 +3,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
+UV_VERSION ?= 0.13.10
 
 .PHONY: setup demo test check lint docs macro-docs sql-docs pytest pytest-cluster mutants cluster-packages bench bench-quick bench-soak bench-soak-delta bench-cron-soak cluster-up cluster-down cluster-status cluster-demo clean
 
@@ -15,8 +16,14 @@ $(INSTALLED): requirements.txt python/pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found: install Python 3.11 or pass PYTHON=..." >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	# What installs is what python/pyproject.toml declares (with its dev extra); requirements.txt is the
-	# lock those declarations resolve against (-c: pins versions, adds nothing of its own).
-	$(BIN)/pip install --quiet --disable-pip-version-check -c requirements.txt -e 'python[dev]'
+	# lock those declarations resolve against (-c: pins versions, adds nothing of its own). uv installs
+	# the same set as pip (compared with pip freeze) in under half the time (26 against 60 s without a
+	# cache, 2026-12-07); pip does it where uv cannot be installed.
+	if $(BIN)/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION); then \
+		$(BIN)/uv pip install --quiet --python $(BIN)/python -c requirements.txt -e 'python[dev]'; \
+	else \
+		$(BIN)/pip install --quiet --disable-pip-version-check -c requirements.txt -e 'python[dev]'; \
+	fi
 	$(BIN)/late-data setup
 	touch $(INSTALLED)
 
