@@ -232,6 +232,15 @@ def build_parser() -> argparse.ArgumentParser:
         " the files then wait in the inbox for the next load or scheduler",
     )
 
+    why = commands.add_parser(
+        "why", help="one window's story: its published versions, the deliveries that made each and why"
+    )
+    why.add_argument("pipeline", help="the pipeline's result model")
+    why.add_argument("--series", required=True, help="the window's series (several key columns: joined by '|')")
+    why.add_argument("--window", type=parse_time, required=True, help="the window's start")
+    why.add_argument("--at", type=parse_time, default=None, help="as it stood at this moment (default: now)")
+    why.add_argument("--format", choices=("text", "json"), default="text")
+
     backfill = commands.add_parser("backfill", help="recompute an event-time range in chunks, with a change manifest")
     backfill.add_argument("--from", dest="start", type=parse_time, required=True, help="event time, inclusive")
     backfill.add_argument("--to", dest="end", type=parse_time, required=True, help="event time, exclusive")

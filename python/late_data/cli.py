@@ -23,6 +23,7 @@ from late_data.commands.check import check_pipeline
 from late_data.commands.explain import compile_run, render_run, write_runs
 from late_data.commands.plan import plan_definitions, plan_lines
 from late_data.commands.status import read_status
+from late_data.commands.why import window_story
 from late_data.loading.inbox import (
     SchedulerMark,
     hand_over,
@@ -251,6 +252,13 @@ def load_command(args: argparse.Namespace) -> int:
     return 1 if any(outcome.reasons for outcome in outcomes) else 0
 
 
+def why_command(args: argparse.Namespace) -> int:
+    project = open_project()
+    story = window_story(project, args.pipeline, args.series, args.window, args.at)
+    print(story.json_rows() if args.format == "json" else "\n".join(story.lines()))
+    return 0
+
+
 def backfill_command(args: argparse.Namespace) -> int:
     require_range(args.start, args.end, "--from", "--to")
     project = open_project(writer="backfill")
@@ -476,6 +484,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "generate": generate_command,
     "schedule": schedule_command,
     "load": load_command,
+    "why": why_command,
     "backfill": backfill_command,
     "publish": publish_command,
     "discard": discard_command,

@@ -31,6 +31,7 @@ PUBLIC = frozenset(
         "test_late_window_meets_target",
         "as_of",
         "window_revisions",
+        "why",
         "arrivals",
         "counted_arrivals",
         "windowed",

@@ -36,6 +36,7 @@ def test_every_subcommand_has_one_function() -> None:
         "generate",
         "schedule",
         "load",
+        "why",
         "backfill",
         "publish",
         "discard",
