@@ -1,6 +1,7 @@
 """`late-data why`: one window's story. Its published versions are the history's, with their
 reasons, and the deliveries it marks counted recompute every version it lists, as of each moment:
-after a late row, a correction, a quarantined row, finalization and a row too late."""
+after a late row, corrections (one written after the run its stamp precedes), a quarantined row,
+finalization and a row too late."""
 
 from __future__ import annotations
 
@@ -38,7 +39,9 @@ def test_why_lists_each_version_and_the_deliveries_that_recompute_it(pipeline: P
     pipeline.run(at(2))
     deliver(Reading("c", "harbour", at(0.5), 6.0, at(3)))  # late, in time
     pipeline.run(at(4))
-    deliver(Reading("a", "harbour", at(0.1), 4.0, at(5)))  # a correction of a
+    # A correction of b stamped before the run at 08:04 but written after it (the next run loads it:
+    # write_delay_seconds), and one of a.
+    deliver(Reading("b", "harbour", at(0.3), 5.0, at(3.5)), Reading("a", "harbour", at(0.1), 4.0, at(5)))
     pipeline.run(at(6))
     deliver(Reading("d", "harbour", at(0.6), float("nan"), at(6.5)))  # quarantined: not a number
     pipeline.run(at(7))
@@ -54,8 +57,9 @@ def test_why_lists_each_version_and_the_deliveries_that_recompute_it(pipeline: P
     statuses = {(row["event_key"], row["ingested_at"]): row["delivery_status"] for row in story.deliveries}
     assert statuses == {
         ("a", at(0.2)): "superseded",
-        ("b", at(0.4)): "counted",
+        ("b", at(0.4)): "superseded",
         ("c", at(3)): "counted",
+        ("b", at(3.5)): "counted",
         ("a", at(5)): "counted",
         ("d", at(6.5)): "quarantined",
         ("e", at(12.5)): "too_late",
@@ -71,7 +75,7 @@ def test_why_lists_each_version_and_the_deliveries_that_recompute_it(pipeline: P
         count, mean = recomputed(then.deliveries)
         assert (count, round(mean, 9)) == (measures["reading_count"], round(measures["mean_value"], 9))
     assert story.lines()[-1] == (
-        'why: now {"reading_count":3,"mean_value":4.0,"value_sum":12.000000000}, final, from 3 deliveries;'
+        'why: now {"reading_count":3,"mean_value":5.0,"value_sum":15.000000000}, final, from 3 deliveries;'
         f" last change at {at(12).isoformat(sep=' ')}: finalized"
     )
     assert json.loads(story.json_rows())[0]["kind"] == "published"
