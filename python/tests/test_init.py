@@ -260,6 +260,9 @@ def test_init_next_lines_load_before_the_first_build_with_the_run_time_in_the_en
         hourly.startswith("30 * * * * ")
         and f"flock .late_data/late_data.lock {dbt} run-operation late_data.maintain_tables" in hourly
     )
+    # Airflow's task runs the same command, lock included.
+    airflow = lines[lines.index("next: or from Airflow, the same command (docs/running.md#from-cron-or-airflow):") + 1]
+    assert airflow.strip() == f'BashOperator(task_id="late_data_build", bash_command={every_minute.split(" ", 5)[5]!r})'
     written = yaml.safe_load(pipeline_yml(spec, "iceberg"))
     assert written["models"][0]["config"]["tags"] == ["late_data"] == written["snapshots"][0]["config"]["tags"]
 

@@ -281,9 +281,10 @@ def next_steps(directory: Path, spec: PipelineSpec | None, environment: ProjectE
         " waits for a reconciliation (docs/your-own-pipeline.md)",
         build,
         "next: then every minute and hourly maintenance, from cron (flock on the lock late-data holds: a run is"
-        " skipped while the one before it or a late-data command runs; Airflow: the same commands in"
-        " BashOperators, docs/running.md#from-cron-or-airflow):",
+        " skipped while the one before it or a late-data command runs):",
         *(f"  {line}" for line in cron_lines(directory, environment)),
+        "next: or from Airflow, the same command (docs/running.md#from-cron-or-airflow):",
+        f"  {airflow_task(directory, environment)}",
         f"next: {settings}late-data --project-dir {directory} check --pipeline {spec.name}"
         "   # every window against a recomputation",
     ]
@@ -302,6 +303,12 @@ def run_settings(directory: Path, environment: ProjectEnvironment | None) -> str
         settings["LATE_DATA_TARGET"] = environment.profile_target
         settings["SPARK_CONF_DIR"] = str(environment.home / "cluster" / "conf" / "client")
     return "".join(f"{name}={shlex.quote(value)} " for name, value in settings.items())
+
+
+def airflow_task(directory: Path, environment: ProjectEnvironment | None = None) -> str:
+    """The every-minute cron line's command as an Airflow task of a DAG scheduled every minute."""
+    command = cron_lines(directory, environment)[0].split(" ", 5)[5]
+    return f'BashOperator(task_id="late_data_build", bash_command={command!r})'
 
 
 def cron_lines(directory: Path, environment: ProjectEnvironment | None = None) -> list[str]:
