@@ -151,9 +151,20 @@
 
 
 {% macro why_published(pipeline, history, series, start, at) %}
-    {#- The CTE `published` of late_data.why: each version of the window (of `series`, starting at
-        `start`) the history holds, published at or before `at`, numbered, with its measures as JSON and the reason and
-        definition of late_data.window_revisions. -#}
+    {#- The CTEs window_history and published of late_data.why: each version of the window (of
+        `series`, starting at `start`) the history holds, published at or before `at`, numbered,
+        with its measures as JSON and the reason and definition of late_data.window_revisions,
+        which reads that window's versions only (a history of a day of runs is not scanned). -#}
+    window_history as (
+
+        select *
+        from {{ history }}
+        where window_start = {{ start }}
+            and {{ late_data.text_key(pipeline.series_key) }} = {{ late_data.sql_string(series) }}
+            and dbt_valid_from <= {{ at }}
+
+    ),
+
     published as (
 
         select
@@ -169,16 +180,9 @@
             revisions.revision_reason,
             revisions.definition_id,
             revisions.code_commit
-        from {{ history }} as history
-        inner join ({{ late_data.window_revisions(history, pipeline) }}) as revisions
-            on history.window_start = revisions.window_start
-            {%- for key in pipeline.series_key %}
-            and history.{{ key }} = revisions.{{ key }}
-            {%- endfor %}
-            and history.dbt_valid_from = revisions.valid_from
-        where history.window_start = {{ start }}
-            and {{ late_data.why_key(pipeline.series_key, 'history') }} = {{ late_data.sql_string(series) }}
-            and history.dbt_valid_from <= {{ at }}
+        from window_history as history
+        inner join ({{ late_data.window_revisions('window_history', pipeline) }}) as revisions
+            on history.dbt_valid_from = revisions.valid_from
 
     )
 {%- endmacro %}
