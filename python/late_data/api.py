@@ -25,7 +25,7 @@ from late_data.project.raw_tables import require_sources
 from late_data.running.scheduler import RunReport, run_pipeline
 from late_data.runtime.dbt_project import DbtProject
 from late_data.runtime.environment import prepare_environment
-from late_data.runtime.settings import SetupError, validate_identifier
+from late_data.runtime.settings import SetupError, validate_relation
 
 
 def open_project(project_dir: str | Path | None = None) -> DbtProject:
@@ -43,12 +43,9 @@ def append_rows(project: DbtProject, table: str, rows: Iterable[Mapping[str, Any
     A row without `ingested_at` is stamped with the moment of the append, as the raw-data contract
     asks of a loader; naive datetimes are UTC. Returns how many rows were appended; a table that does not exist,
     or a column it does not have, is refused naming it, and nothing is appended."""
-    parts = table.split(".")
-    if len(parts) != 2:
-        raise SetupError(f"append_rows: {table!r} is not schema.table")
-    schema_name, table_name = (validate_identifier("append_rows table", part) for part in parts)
-    require_sources(project.query, [f"{schema_name}.{table_name}"])
-    target = project.spark.table(f"{schema_name}.{table_name}")
+    relation = validate_relation("append_rows table", table)
+    require_sources(project.query, [relation])
+    target = project.spark.table(relation)
     columns = target.schema.fieldNames()
     timestamps = {field.name for field in target.schema.fields if field.dataType.typeName() == "timestamp"}
     stamped_at = datetime.now(UTC)
@@ -56,7 +53,7 @@ def append_rows(project: DbtProject, table: str, rows: Iterable[Mapping[str, Any
     for row in rows:
         unknown = sorted(set(row) - set(columns))
         if unknown:
-            raise SetupError(f"append_rows: {schema_name}.{table_name} has no column {', '.join(unknown)}")
+            raise SetupError(f"append_rows: {relation} has no column {', '.join(unknown)}")
         record = {column: row.get(column) for column in columns}
         if "ingested_at" in columns and record["ingested_at"] is None:
             record["ingested_at"] = stamped_at
@@ -68,7 +65,7 @@ def append_rows(project: DbtProject, table: str, rows: Iterable[Mapping[str, Any
                 record[column] = value.replace(tzinfo=UTC)
         records.append(tuple(record[column] for column in columns))
     if records:
-        project.spark.createDataFrame(records, target.schema).writeTo(f"{schema_name}.{table_name}").append()
+        project.spark.createDataFrame(records, target.schema).writeTo(relation).append()
     return len(records)
 
 

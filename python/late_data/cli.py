@@ -31,7 +31,6 @@ from late_data.loading.inbox import (
     inbox,
     load_waiting,
     running_scheduler,
-    source_name,
 )
 from late_data.project.audit import require_built
 from late_data.project.definitions import definition_changes, recorded_definitions
@@ -60,8 +59,8 @@ from late_data.running.scheduler import (
 from late_data.runtime.class_archive import make_class_archive
 from late_data.runtime.dbt_errors import describe_error
 from late_data.runtime.dbt_project import DbtProject
-from late_data.runtime.environment import ProjectEnvironment, home_is_free, prepare_environment
-from late_data.runtime.settings import SetupError
+from late_data.runtime.environment import ProjectEnvironment, prepare_environment, try_lock_home
+from late_data.runtime.settings import SetupError, validate_relation
 from late_data.runtime.timeutil import format_timestamp, parse_timestamp, utc_now
 
 if TYPE_CHECKING:
@@ -218,7 +217,7 @@ def schedule_command(args: argparse.Namespace) -> int:
 def load_command(args: argparse.Namespace) -> int:
     """The files go to the inbox first (late_data.loading.inbox), so none is lost whichever process
     stops; then they are loaded here when the project is free, or left to the scheduler that holds it."""
-    source = source_name(args.source)
+    source = validate_relation("load source", args.source)
     if bool(args.files) == bool(args.from_table) or bool(args.from_table) != bool(args.new_by):
         raise SetupError("load: give files, or --from-table with --new-by")
     environment = prepare_environment()
@@ -227,7 +226,9 @@ def load_command(args: argparse.Namespace) -> int:
     else:
         handed = hand_over(environment.home, source, args.files, args.format)
     deadline = time.monotonic() + args.wait
-    while not home_is_free(environment):
+    held = None
+    # The lock is taken here and kept, not looked at and taken again: nothing slips in between.
+    while not environment.shares_catalog and (held := try_lock_home(environment)) is None:
         scheduler = running_scheduler(environment.home)
         if scheduler is not None:
             print(
@@ -242,7 +243,9 @@ def load_command(args: argparse.Namespace) -> int:
                 " or `late-data schedule`"
             )
         time.sleep(1)
-    project = DbtProject(environment)
+    project = DbtProject(environment, hold_home=False)
+    if held is not None:
+        project.hold(held)
     try:
         outcomes = load_waiting(project.spark, environment.home)
     finally:

@@ -307,24 +307,30 @@ def run_settings(directory: Path, environment: ProjectEnvironment | None) -> str
 
 def airflow_task(directory: Path, environment: ProjectEnvironment | None = None) -> str:
     """The every-minute cron line's command as an Airflow task of a DAG scheduled every minute."""
-    command = cron_lines(directory, environment)[0].split(" ", 5)[5]
-    return f'BashOperator(task_id="late_data_build", bash_command={command!r})'
+    return f'BashOperator(task_id="late_data_build", bash_command={scheduled_commands(directory, environment)[0]!r})'
 
 
 def cron_lines(directory: Path, environment: ProjectEnvironment | None = None) -> list[str]:
     """The crontab of a project init wrote: every minute, the pipelines and histories it tagged
-    (their tests with them), and hourly the tables' maintenance, waiting for the minute's run; with
-    this environment's dbt and the settings it needs (run_settings), the output appended to
-    LATE_DATA_HOME's cron.log. Each holds the lock `late-data` holds on LATE_DATA_HOME
+    (their tests with them), and hourly the tables' maintenance, waiting for the minute's run
+    (scheduled_commands)."""
+    build, maintenance = scheduled_commands(directory, environment)
+    return [f"* * * * * {build}", f"30 * * * * {maintenance}"]
+
+
+def scheduled_commands(directory: Path, environment: ProjectEnvironment | None = None) -> tuple[str, str]:
+    """The build of the pipelines and histories init tagged, and the tables' maintenance, as shell
+    commands: with this environment's dbt and the settings it needs (run_settings), the output
+    appended to LATE_DATA_HOME's cron.log. Each holds the lock `late-data` holds on LATE_DATA_HOME
     (late_data.runtime.environment.lock_home: one process on the Derby metastore; on a shared
-    catalog it keeps this machine's runs one at a time), so a run never starts beside another or
-    beside a late-data command."""
+    catalog it keeps this machine's runs one at a time): the build is skipped while another holds
+    it, the maintenance waits for it."""
     here = f"cd {shlex.quote(str(directory.resolve()))}"
     dbt = shlex.quote(str(Path(sys.executable).parent / "dbt"))
     home = ".late_data" if environment is None else shlex.quote(os.path.relpath(environment.home, directory.resolve()))
     settings = run_settings(directory, environment)
     log = f">> {home}/cron.log 2>&1"
-    return [
-        f"* * * * * {here} && {settings}flock -n {home}/late_data.lock {dbt} build --select tag:late_data {log}",
-        f"30 * * * * {here} && {settings}flock {home}/late_data.lock {dbt} run-operation late_data.maintain_tables {log}",
-    ]
+    return (
+        f"{here} && {settings}flock -n {home}/late_data.lock {dbt} build --select tag:late_data {log}",
+        f"{here} && {settings}flock {home}/late_data.lock {dbt} run-operation late_data.maintain_tables {log}",
+    )

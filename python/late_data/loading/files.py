@@ -52,7 +52,7 @@ def read_for_table(spark: Any, path: Path, fmt: str, table: str, view: str) -> R
     (UnreadableFile) when a column is missing, unknown or the stamp itself, or when a row cannot be
     parsed or a value is not of its column's type."""
     target = [field for field in spark.table(table).schema.fields if field.name != STAMP]
-    raw = _read_raw(spark, path, fmt, [field.name for field in target])
+    raw = _read_raw(spark, path, fmt)
     present = [name for name in raw.columns if name != CORRUPT]
     problems = []
     if STAMP in present:
@@ -95,7 +95,7 @@ def typed_view(
     return ReadFile(view=view, rows=raw.count())
 
 
-def _read_raw(spark: Any, path: Path, fmt: str, names: list[str]) -> Any:
+def _read_raw(spark: Any, path: Path, fmt: str) -> Any:
     """The file as Spark reads it: CSV and JSON values as text (cast afterwards, so a value that is not
     of its type is seen, not read as null), a record Spark cannot parse in CORRUPT; Parquet as typed."""
     if fmt == "parquet":

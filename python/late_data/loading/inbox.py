@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from late_data.loading.files import STAMP, ReadFile, UnreadableFile, file_format, read_for_table, typed_view
-from late_data.runtime.settings import SetupError, validate_identifier
+from late_data.runtime.settings import SetupError, validate_identifier, validate_relation
 from late_data.runtime.sql_text import sql_string, timestamp_literal
 
 log = logging.getLogger(__name__)
@@ -68,14 +68,6 @@ class Loaded:
         )
 
 
-def source_name(table: str) -> str:
-    """`schema.table`, each part a plain identifier (it reaches SQL and the inbox's folder names)."""
-    parts = table.split(".")
-    if len(parts) != 2:
-        raise SetupError(f"load: the source {table!r} is not schema.table")
-    return ".".join(validate_identifier("load source", part) for part in parts)
-
-
 def inbox(home: Path) -> Path:
     return home / INBOX
 
@@ -103,13 +95,11 @@ def hand_over(home: Path, source: str, files: Iterable[Path], given_format: str 
 def hand_over_table(home: Path, source: str, table: str, new_by: str) -> Path:
     """A request for the rows of `table` (schema.table) that are new by its column `new_by` since
     the previous such load into `source`, put in the inbox like a file."""
-    parts = [validate_identifier("load --from-table", part) for part in table.split(".")]
-    if len(parts) != 2:
-        raise SetupError(f"load: --from-table {table!r} is not schema.table")
+    relation = validate_relation("load --from-table", table)
     column = validate_identifier("load --new-by", new_by)
     folder = inbox(home) / source
     folder.mkdir(parents=True, exist_ok=True)
-    request = folder / f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.table.{'.'.join(parts)}.{column}"
+    request = folder / f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}.table.{relation}.{column}"
     _write_durably(request, "")
     return request
 
@@ -161,11 +151,12 @@ def load_waiting(spark: Any, home: Path, now: Callable[[], datetime] | None = No
         except Exception as error:  # Spark's: a file it cannot open, a table that does not exist
             outcomes.append(_refuse(home, source, path, original, stamp_file, [_first_line(error)]))
             continue
-        stamp = now() if now is not None else datetime.now(UTC).replace(tzinfo=None)
-        if previous is not None and stamp <= previous:
-            stamp = previous + timedelta(microseconds=1)
-        previous = stamp
+        stamp = None
         if read.rows:
+            stamp = now() if now is not None else datetime.now(UTC).replace(tzinfo=None)
+            if previous is not None and stamp <= previous:
+                stamp = previous + timedelta(microseconds=1)
+            previous = stamp
             _write_durably(stamp_file, json.dumps({"stamp": stamp.isoformat(sep=" "), "upper": upper}))
             # The table's own column order, the stamp in its place.
             columns = [
@@ -178,7 +169,7 @@ def load_waiting(spark: Any, home: Path, now: Callable[[], datetime] | None = No
         _remove(path, stamp_file)
         spark.catalog.dropTempView(read.view)
         spark.catalog.dropTempView(f"{read.view}__raw")
-        outcomes.append(Loaded(source, original, read.rows, stamp if read.rows else None))
+        outcomes.append(Loaded(source, original, read.rows, stamp))
     return outcomes
 
 
@@ -199,7 +190,7 @@ def _new_rows(spark: Any, request: str, mark_file: Path, source: str, view: str)
 
 
 def _holds_stamp(spark: Any, source: str, stamp: datetime) -> bool:
-    return bool(spark.sql(f"select 1 from {source} where ingested_at = {timestamp_literal(stamp)} limit 1").count())
+    return bool(spark.sql(f"select 1 from {source} where {STAMP} = {timestamp_literal(stamp)} limit 1").count())
 
 
 def _refuse(home: Path, source: str, path: Path, original: str, stamp_file: Path, reasons: list[str]) -> Loaded:

@@ -305,26 +305,21 @@ def lock_home(environment: ProjectEnvironment) -> IO[str] | None:
     shared-catalog targets (cluster, thrift) use no Derby and take no lock: None."""
     if environment.shares_catalog:
         return None
+    held = try_lock_home(environment)
+    if held is None:
+        raise SetupError(
+            f"{environment.home} is in use by another process (its Derby metastore admits one): "
+            "wait for it to finish, stop it, or set LATE_DATA_HOME to another directory"
+        )
+    return held
+
+
+def try_lock_home(environment: ProjectEnvironment) -> IO[str] | None:
+    """LATE_DATA_HOME's lock, taken for this process (lock_home), or None while another holds it."""
     lock_file = open(environment.home / "late_data.lock", "w")  # noqa: SIM115 - held for the process
     try:
         fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         lock_file.close()
-        raise SetupError(
-            f"{environment.home} is in use by another process (its Derby metastore admits one): "
-            "wait for it to finish, stop it, or set LATE_DATA_HOME to another directory"
-        ) from None
+        return None
     return lock_file
-
-
-def home_is_free(environment: ProjectEnvironment) -> bool:
-    """Whether no process holds LATE_DATA_HOME's lock now (always, on the shared-catalog targets)."""
-    if environment.shares_catalog:
-        return True
-    with open(environment.home / "late_data.lock", "a") as lock_file:
-        try:
-            fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        fcntl.flock(lock_file, fcntl.LOCK_UN)
-    return True

@@ -121,6 +121,14 @@ def validate_identifier(name: str, value: str) -> str:
     return value
 
 
+def validate_relation(name: str, value: str) -> str:
+    """A `schema.table` spliced into SQL (and a folder name): two plain identifiers (validate_identifier)."""
+    parts = value.split(".")
+    if len(parts) != 2:
+        raise SetupError(f"{name}: {value!r} is not schema.table")
+    return ".".join(validate_identifier(name, part) for part in parts)
+
+
 def identifier_setting(name: str, default: str) -> str:
     return validate_identifier(name, os.environ.get(name, default))
 
