@@ -118,8 +118,15 @@
 {%- endmacro %}
 
 
-{% macro text_key(columns) %}
-    {#- SQL: one column as text, or several joined with '|'. -#}
+{% macro text_key(columns, alias=none) %}
+    {#- SQL: one column as text, or several joined with '|'; of the relation `alias`, if given. -#}
+    {%- if alias -%}
+        {%- set qualified = [] -%}
+        {%- for column in columns -%}
+            {%- do qualified.append(alias ~ '.' ~ column) -%}
+        {%- endfor -%}
+        {{- return(late_data.text_key(qualified)) -}}
+    {%- endif -%}
     {%- if columns | length == 1 -%}
         {{- 'cast(' ~ columns[0] ~ ' as string)' -}}
     {%- else -%}

@@ -75,7 +75,7 @@
         select
             windowed.*,
             lag(windowed.ingested_at) over (
-                partition by {{ late_data.why_key(pipeline.event_key, 'windowed') }}
+                partition by {{ late_data.text_key(pipeline.event_key, 'windowed') }}
                 order by windowed.ingested_at, windowed.event_time
             ) as replaced_ingested_at,
             case
@@ -87,7 +87,7 @@
             end as delivery_status
         from windowed_deliveries as windowed
         left join chained
-            on {{ late_data.why_key(pipeline.event_key, 'windowed') }} = {{ late_data.why_key(pipeline.event_key, 'chained') }}
+            on {{ late_data.text_key(pipeline.event_key, 'windowed') }} = {{ late_data.text_key(pipeline.event_key, 'chained') }}
             and windowed.ingested_at <=> chained.ingested_at
             and windowed.event_time <=> chained.event_time
             {%- for column in pipeline.input_columns %}
@@ -137,7 +137,7 @@
         cast(null as string) as revision_reason,
         cast(null as string) as definition_id,
         cast(null as string) as code_commit,
-        {{ late_data.why_key(pipeline.event_key, '') }} as event_key,
+        {{ late_data.text_key(pipeline.event_key) }} as event_key,
         event_time,
         ingested_at,
         loaded_at,
@@ -186,14 +186,3 @@
 
     )
 {%- endmacro %}
-
-
-{% macro why_key(columns, alias) %}
-    {#- Key `columns` of the relation `alias` (empty: unqualified) as one string, as
-        late_data.text_key writes it (several joined by '|'). -#}
-    {%- set qualified = [] -%}
-    {%- for column in columns -%}
-        {%- do qualified.append((alias ~ '.' if alias else '') ~ column) -%}
-    {%- endfor -%}
-    {{- return(late_data.text_key(qualified)) -}}
-{% endmacro %}
