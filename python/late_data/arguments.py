@@ -131,11 +131,17 @@ def build_parser() -> argparse.ArgumentParser:
     init.add_argument("--name", default=None, help="a new project's name (default: the folder's)")
     init.add_argument("--table-format", choices=TABLE_FORMATS, default="iceberg")
     init.add_argument(
-        "--target",
-        choices=SHARED_CATALOG_TARGETS,
+        "--profile",
         default=None,
-        help="the shared catalog where the source already is: cluster (a driver here on a Spark master, the"
-        " Hive metastore service) or thrift (a Spark Thrift Server); default: the embedded catalog",
+        help="a dbt profile of yours (in DBT_PROFILES_DIR or ~/.dbt) whose catalog holds the source: the project"
+        " uses it instead of writing a profile of its own",
+    )
+    init.add_argument(
+        "--target",
+        default=None,
+        help="with --profile, one of its targets (default: the profile's own); without it, the shared catalog"
+        f" where the source already is: {' or '.join(SHARED_CATALOG_TARGETS)} (docs/cluster.md); default: the"
+        " embedded catalog",
     )
     init.add_argument(
         "--package", default=None, help="the package: a local path or a git URL (default: this checkout's package/)"

@@ -82,15 +82,31 @@ def reading(event_id: str, meter: str, minute: float, kwh: float, arrived_minute
     }
 
 
+def users_own_profile(env: dict[str, str]) -> None:
+    """A profile of the user's in ~/.dbt, as dbt's docs lay one out: its default target a Thrift
+    Server this machine cannot reach, `dev` a Spark session on the project's own warehouse (the
+    embedded output of this repository's profile)."""
+    ours = yaml.safe_load((Path(__file__).parents[2] / "profiles" / "profiles.yml").read_text())["late_data"]
+    dev = ours["outputs"][env.get("LATE_DATA_TABLE_FORMAT", "iceberg")]
+    prod = {"type": "spark", "method": "thrift", "host": "spark.prod.invalid", "port": 10000, "schema": "analytics"}
+    profiles = Path(env["HOME"]) / ".dbt" / "profiles.yml"
+    profiles.parent.mkdir(parents=True)
+    profiles.write_text(yaml.safe_dump({"warehouse": {"target": "prod", "outputs": {"prod": prod, "dev": dev}}}))
+
+
 @pytest.mark.spark
 def test_init_takes_an_empty_folder_to_a_pipeline_that_builds_and_checks(tmp_path: Path) -> None:
+    """With the user's own dbt profile (--profile, --target): the project uses it, writes none, and
+    every command init prints reaches that target."""
     folder = tmp_path / "meters_at_home"
     env = user_environment(tmp_path)
+    users_own_profile(env)
     folder.mkdir()
     out = run(
         [
             "late-data",
             "init",
+            *("--profile", "warehouse", "--target", "dev"),
             "--source",
             "raw.meter_readings",
             "--columns",
@@ -119,14 +135,20 @@ def test_init_takes_an_empty_folder_to_a_pipeline_that_builds_and_checks(tmp_pat
         "models/meter_readings.yml",
         "package-lock.yml",  # dbt deps'
         "packages.yml",
-        "profiles.yml",
     ]
+    assert "profile: warehouse" in (folder / "dbt_project.yml").read_text()
+    # Every command init printed carries the target (dbt's DBT_TARGET); ~/.dbt is dbt's own default.
+    printed = [line for line in out.splitlines() if "dbt build" in line or " check" in line]
+    assert len(printed) == 4 and all("DBT_TARGET=dev " in line for line in printed), out
+    assert "DBT_PROFILES_DIR" not in out, out
+    # The user's own shell types the target for their own commands (ingestion, the first build).
+    targeted = {**env, "DBT_TARGET": "dev"}
     # The user's ingestion, in one Spark: what arrives after the first build is stamped after its run
     # time (00:30:10), and a build loads only rows stamped by its own (one JVM fewer than inserting
     # between the builds, which loads the same rows at the same runs).
     insert(
         folder,
-        env,
+        targeted,
         [reading(f"m1-{minute}", "m1", minute, 1.0 + minute, minute + 0.1) for minute in range(0, 30, 2)]
         + [reading("m2-3", "m2", 3, 9.0, 3.2), reading("m2-3", "m2", 3, 9.0, 3.2)]  # a copy delivered together
         + [
@@ -150,7 +172,7 @@ def test_init_takes_an_empty_folder_to_a_pipeline_that_builds_and_checks(tmp_pat
     session_settings = (folder / "models" / "meter_sessions.yml").read_text()
     assert "session_gap_seconds: 600" in session_settings and "window_size_seconds" not in session_settings
     # The run time in the environment, as the docs and init's next lines pass it.
-    run(["dbt", "build"], folder, {**env, "LATE_DATA_RUN_TIME": "2026-06-01 00:30:10"})
+    run(["dbt", "build"], folder, {**targeted, "LATE_DATA_RUN_TIME": "2026-06-01 00:30:10"})
     # Then the crontab line init printed, as cron runs it (the run time here is pinned; cron's is the
     # invocation's start), twice: the tagged pipeline, its tests and its history, one at a time.
     every_minute, hourly = [line.strip().split(" ", 5)[5] for line in out.splitlines() if " * * * * " in line]
@@ -168,7 +190,10 @@ def test_init_takes_an_empty_folder_to_a_pipeline_that_builds_and_checks(tmp_pat
     assert "late_data.maintain_tables" in cron_log and "Encountered an error" not in cron_log, cron_log[-3000:]
     # The run time changed between the builds and dbt did not parse the project again.
     assert "Unable to do partial parsing" not in cron_log, cron_log
-    checked = run(["late-data", "--project-dir", str(folder), "check"], folder, env)
+    # init's printed check, for both pipelines (it names the one init wrote).
+    check = next(line for line in out.splitlines() if " check " in line).removeprefix("next: ").split("   #")[0]
+    check = check.replace(" --pipeline meter_readings", "")
+    checked = run(["sh", "-c", check], folder, env)
     assert checked.splitlines()[-1] == "check: 9 windows, 2 too-late entries checked, 0 mismatched", checked
 
 
@@ -273,3 +298,52 @@ def test_init_writes_its_own_files_again_and_the_same(tmp_path: Path) -> None:
     assert all(INIT_MARK in text.splitlines()[0] for text in texts.values())
     again = write_plan(plan_project(tmp_path, "meters", "iceberg", "/opt/late_data/package"))
     assert {path: path.read_text() for path in again} == texts
+
+
+def test_init_refuses_a_profile_it_cannot_use_in_one_line_before_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--profile and --target are checked against the user's profiles.yml before anything is written."""
+    from late_data.commands.init import find_user_profile, init_project
+
+    monkeypatch.setenv("DBT_PROFILES_DIR", str(tmp_path / "profiles"))
+    with pytest.raises(SetupError, match=r"--profile warehouse: no .*profiles\.yml \(set DBT_PROFILES_DIR"):
+        find_user_profile("warehouse", None)
+    (tmp_path / "profiles").mkdir()
+    session = {"type": "spark", "method": "session", "host": "localhost", "schema": "analytics"}
+    outputs = {
+        "dev": session,
+        "prod": {**session, "method": "thrift"},
+        "pg": {"type": "postgres"},
+        "ci": {**session, "method": "{{ env_var('SPARK_METHOD') }}"},
+    }
+    (tmp_path / "profiles" / "profiles.yml").write_text(
+        yaml.safe_dump({"warehouse": {"target": "prod", "outputs": outputs}, "config": {}})
+    )
+    for name, target, message in (
+        ("shop", None, re.escape("has no profile shop (it has: warehouse)")),
+        ("warehouse", "qa", r"--target qa: the profile warehouse in .* has no target qa \(it has: ci, dev, pg, prod\)"),
+        ("warehouse", None, "its target prod uses method thrift; the late-data commands need a Spark session"),
+        ("warehouse", "pg", "its target pg is type postgres"),
+        ("ware house", None, "a dbt profile's name is letters"),
+    ):
+        with pytest.raises(SetupError, match=message):
+            find_user_profile(name, target)
+    assert find_user_profile("warehouse", "dev").target == "dev"
+    assert find_user_profile("warehouse", "ci").profiles_dir == (tmp_path / "profiles").resolve()  # dbt renders it
+    # Without --profile, --target names a shared catalog; refused before a file is written.
+    folder = tmp_path / "project"
+    arguments = build_parser().parse_args(["init", "--dir", str(folder), "--target", "dev"])
+    with pytest.raises(SetupError, match="--target dev: without --profile, a shared catalog's target"):
+        init_project(arguments)
+    arguments = build_parser().parse_args(["init", "--dir", str(folder), "--profile", "warehouse"])
+    with pytest.raises(SetupError, match="uses method thrift"):
+        init_project(arguments)
+    assert not any(folder.iterdir())
+    # An existing project keeps its own profile: --profile naming another is refused.
+    (folder / "dbt_project.yml").write_text(
+        'name: shop\nprofile: shop\non-run-start: ["{{ late_data.on_run_start() }}"]\n'
+        'on-run-end: ["{{ late_data.on_run_end(results) }}"]\n'
+    )
+    with pytest.raises(SetupError, match=r"--profile warehouse: .* uses the profile shop"):
+        plan_project(folder, "shop", "iceberg", "../package", find_user_profile("warehouse", "dev"))

@@ -14,6 +14,7 @@ import os
 import re
 import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,20 +33,29 @@ from late_data.commands.init_files import (
 from late_data.commands.init_spec import InitPlan, PipelineSpec, SourceTable, identifier, parse_columns, parse_measure
 from late_data.runtime.class_archive import make_class_archive
 from late_data.runtime.dbt_project import DbtProject
-from late_data.runtime.environment import ProjectEnvironment, prepare_environment
+from late_data.runtime.environment import SHARED_CATALOG_TARGETS, ProjectEnvironment, prepare_environment
 from late_data.runtime.settings import SetupError
 
 
-def plan_project(directory: Path, name: str, table_format: str, package: str) -> InitPlan:
-    """The once-per-project files, checked against what is there."""
+def plan_project(
+    directory: Path, name: str, table_format: str, package: str, profile: UserProfile | None = None
+) -> InitPlan:
+    """The once-per-project files, checked against what is there; with a profile of the user's, the
+    project uses it and gets none of its own."""
     identifier("--name", name)
     plan = InitPlan(directory)
     project_file = directory / "dbt_project.yml"
     if _writable(project_file):
-        plan.files[project_file] = dbt_project_yml(name, table_format)
+        plan.files[project_file] = dbt_project_yml(name, table_format, profile.name if profile else None)
     else:
         text = project_file.read_text()
         name = _project_name(text) or name
+        uses = re.search(r"^profile:\s*['\"]?([\w-]+)", text, re.MULTILINE)
+        if profile is not None and (uses is None or uses.group(1) != profile.name):
+            raise SetupError(
+                f"--profile {profile.name}: {project_file} is your project's and uses the profile"
+                f" {uses.group(1) if uses else '(none)'}: change its profile: line, or init without --profile"
+            )
         missing = [hook for hook in ("late_data.on_run_start()", "late_data.on_run_end(results)") if hook not in text]
         if missing:
             raise SetupError(
@@ -62,7 +72,7 @@ def plan_project(directory: Path, name: str, table_format: str, package: str) ->
             f" late_data package: add `- {_package_entry(package)}` under packages:, then run init again"
         )
     owned = [(directory / "macros" / "late_data.sql", SNAPSHOT_WRAPPER)]
-    if project_file in plan.files:
+    if project_file in plan.files and profile is None:
         # A project of its own gets an embedded Spark; an existing one keeps the profile it has.
         owned.append((directory / "profiles.yml", profiles_yml(name)))
     for path, text in owned:
@@ -119,6 +129,67 @@ def _writable(path: Path) -> bool:
     return INIT_MARK in first_line
 
 
+@dataclass(frozen=True)
+class UserProfile:
+    """A dbt profile of the user's that an init'd project uses (--profile), and the target chosen
+    (--target; None: the profile's own)."""
+
+    name: str
+    target: str | None
+    profiles_dir: Path
+
+
+def find_user_profile(name: str, target: str | None) -> UserProfile:
+    """--profile NAME (and --target) checked against the user's profiles.yml, where dbt finds it
+    (DBT_PROFILES_DIR, which `late-data --profiles-dir` sets, else ~/.dbt), before init writes
+    anything: the profile and the target exist, and the target is dbt-spark's session method (the
+    late-data commands read the warehouse through a Spark session in their own process; a catalog
+    behind a Spark Thrift Server or a cluster has --target thrift or cluster without --profile)."""
+    import yaml
+
+    if not PROFILE_NAME.fullmatch(name):
+        raise SetupError(f"--profile {name!r}: a dbt profile's name is letters, digits, _ and -")
+    if target is not None and not PROFILE_NAME.fullmatch(target):
+        raise SetupError(f"--target {target!r}: a dbt target's name is letters, digits, _ and -")
+    profiles_dir = Path(os.environ.get("DBT_PROFILES_DIR") or Path.home() / ".dbt").resolve()
+    path = profiles_dir / "profiles.yml"
+    if not path.is_file():
+        raise SetupError(
+            f"--profile {name}: no {path} (set DBT_PROFILES_DIR, or late-data --profiles-dir, to its folder)"
+        )
+    try:
+        profiles = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as error:
+        raise SetupError(f"--profile {name}: {path} is not YAML: {error}") from None
+    profile = profiles.get(name) if isinstance(profiles, dict) else None
+    if not isinstance(profile, dict):
+        names = sorted(key for key in profiles if key != "config") if isinstance(profiles, dict) else []
+        raise SetupError(f"--profile {name}: {path} has no profile {name} (it has: {', '.join(names) or 'none'})")
+    outputs = profile.get("outputs") or {}
+    chosen = str(target or profile.get("target") or "default")
+    if "{{" in chosen:
+        # The profile picks its target from the environment: dbt renders it, init cannot.
+        return UserProfile(name, target, profiles_dir)
+    if chosen not in outputs:
+        raise SetupError(
+            f"--target {chosen}: the profile {name} in {path} has no target {chosen}"
+            f" (it has: {', '.join(sorted(outputs)) or 'none'})"
+        )
+    output = outputs[chosen] or {}
+    kind, method = str(output.get("type", "")), str(output.get("method", ""))
+    if "{{" not in kind and kind != "spark":
+        raise SetupError(
+            f"--profile {name}: its target {chosen} is type {kind or '(none)'}; late-data runs on dbt-spark (type: spark)"
+        )
+    if "{{" not in method and method != "session":
+        raise SetupError(
+            f"--profile {name}: its target {chosen} uses method {method or '(none)'}; the late-data commands need"
+            " a Spark session of their own (method: session), or the shared catalog's --target cluster or thrift"
+            " without --profile (docs/cluster.md)"
+        )
+    return UserProfile(name, target, profiles_dir)
+
+
 def check_spec(spec: PipelineSpec) -> None:
     """Refuse, naming it, a column the pipeline reads that its source does not have."""
     names = {name for name, _ in spec.source.columns}
@@ -152,7 +223,16 @@ def init_project(args: Any) -> list[str]:
     directory.mkdir(parents=True, exist_ok=True)
     name = identifier("--name", args.name or re.sub(r"\W", "_", directory.name).strip("_") or "late_data_project")
     package = args.package or str(REPOSITORY_PACKAGE)
-    plan = plan_project(directory, name, args.table_format, package)
+    profile = find_user_profile(args.profile, args.target) if args.profile is not None else None
+    if profile is None and args.target is not None:
+        if args.target not in SHARED_CATALOG_TARGETS:
+            raise SetupError(
+                f"--target {args.target}: without --profile, a shared catalog's target ({' or '.join(SHARED_CATALOG_TARGETS)});"
+                " a target of your own profile goes with --profile"
+            )
+        if args.table_format != "iceberg":
+            raise SetupError(f"--target {args.target}: the shared catalog is Iceberg only (docs/cluster.md)")
+    plan = plan_project(directory, name, args.table_format, package, profile)
     spec_args = _pipeline_args(args)
     if spec_args is not None:
         for path in (
@@ -164,12 +244,16 @@ def init_project(args: Any) -> list[str]:
     written = write_plan(plan)
     lines = [f"init: wrote {path.relative_to(directory)}" for path in written]
     os.environ["LATE_DATA_PROJECT_DIR"] = str(directory)
-    os.environ["DBT_PROFILES_DIR"] = str(directory)
     os.environ["LATE_DATA_TABLE_FORMAT"] = args.table_format
-    if args.target is not None:
-        if args.table_format != "iceberg":
-            raise SetupError(f"--target {args.target}: the shared catalog is Iceberg only (docs/cluster.md)")
-        os.environ["LATE_DATA_TARGET"] = args.target
+    if profile is None:
+        os.environ["DBT_PROFILES_DIR"] = str(directory)
+        if args.target is not None:
+            os.environ["LATE_DATA_TARGET"] = args.target
+    else:
+        # dbt reads both (its --profiles-dir and --target): this process's dbt, and the printed commands.
+        os.environ["DBT_PROFILES_DIR"] = str(profile.profiles_dir)
+        if profile.target is not None:
+            os.environ["DBT_TARGET"] = profile.target
     environment = prepare_environment()
     lines.append(f"init: {environment.home} laid out (jars, logging); table format {args.table_format}")
     project = DbtProject(environment, hold_home=False)
@@ -205,6 +289,9 @@ def init_project(args: Any) -> list[str]:
     plan_pipeline(pipeline_plan, spec, args.table_format)
     lines += [f"init: wrote {path.relative_to(directory)}" for path in write_plan(pipeline_plan)]
     return [*lines, *next_steps(directory, spec, environment)]
+
+
+PROFILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
 
 
 def _pipeline_args(args: Any) -> dict[str, Any] | None:
@@ -302,6 +389,12 @@ def run_settings(directory: Path, environment: ProjectEnvironment | None) -> str
     if environment.shares_catalog:
         settings["LATE_DATA_TARGET"] = environment.profile_target
         settings["SPARK_CONF_DIR"] = str(environment.home / "cluster" / "conf" / "client")
+    # A profile of the user's (init --profile): where it is unless dbt's default, and its target.
+    profiles_dir = os.environ.get("DBT_PROFILES_DIR")
+    if profiles_dir and Path(profiles_dir).resolve() not in (directory.resolve(), (Path.home() / ".dbt").resolve()):
+        settings["DBT_PROFILES_DIR"] = profiles_dir
+    if os.environ.get("DBT_TARGET"):
+        settings["DBT_TARGET"] = os.environ["DBT_TARGET"]
     return "".join(f"{name}={shlex.quote(value)} " for name, value in settings.items())
 
 

@@ -23,13 +23,13 @@ def _package_entry(package: str) -> str:
     return f"local: {package}"
 
 
-def dbt_project_yml(name: str, table_format: str) -> str:
+def dbt_project_yml(name: str, table_format: str, profile: str | None = None) -> str:
     return f"""# {INIT_MARK}: the late_data package's once-per-project setup (docs/your-own-pipeline.md).
 # Yours to change: init writes this file again only while this first line says it wrote it.
 name: {name}
 version: "1.0.0"
 config-version: 2
-profile: {name}
+profile: {profile or name}
 
 model-paths: ["models"]
 macro-paths: ["macros"]
