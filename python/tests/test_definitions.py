@@ -13,6 +13,7 @@ import pytest
 
 from late_data.commands.check import check_pipeline
 from late_data.commands.plan import plan_definitions, plan_lines
+from late_data.commands.why import window_story
 from late_data.project.audit import history_as_of
 from late_data.project.pipelines import select_pipelines
 from late_data.project.raw_tables import Reading, append_readings
@@ -44,6 +45,30 @@ def recorded(pipeline: Pipeline) -> list[tuple[str, dict[str, object]]]:
         " where model = 'water_level_window_means' and outcome = 'success' order by recorded_at"
     ).collect()
     return [(row["run_kind"], json.loads(row["definition"])) for row in rows]
+
+
+def why_versions(pipeline: Pipeline, rebuilt_at: datetime) -> list[tuple[datetime, str, str]]:
+    """(run time, reason, definition) of each version `late-data why` lists for harbour's window at
+    08:00, after checking each one from the last rebuild of the versions table on (`rebuilt_at`),
+    read as of its own run, against the reading count and mean of the deliveries why marks counted
+    then. Before it, a delivery's loaded_at is the rebuild's run (docs/reading-the-numbers.md)."""
+    story = window_story(pipeline.project, "water_level_window_means", "harbour", at(0))
+    for version in story.published:
+        if version["valid_from"] < rebuilt_at:
+            continue
+        then = window_story(pipeline.project, "water_level_window_means", "harbour", at(0), version["valid_from"])
+        assert then.published[-1] == version
+        values = [
+            next(iter(json.loads(str(row["measures"])).values()))
+            for row in then.deliveries
+            if row["delivery_status"] == "counted"
+        ]
+        measures = json.loads(str(version["measures"]))
+        assert (len(values), round(sum(values) / len(values), 9)) == (
+            measures["reading_count"],
+            round(measures["mean_value"], 9),
+        ), version
+    return [(row["valid_from"], row["revision_reason"], row["definition_id"]) for row in story.published]
 
 
 def result_rows(pipeline: Pipeline, table: str | None = None) -> list[tuple[object, ...]]:
@@ -170,6 +195,15 @@ def test_a_changed_definition_is_refused_until_a_staged_apply_publishes_it(
         ("harbour", at(13), False, "definition_change"),
     ]
     assert all(row["definition_id"] == digests[row["valid_from"]] for row in revisions)
+    # `late-data why` tells harbour's window the same way, each version with its definition, and
+    # the rebuild's version recomputed from the deliveries why counts for it.
+    told = why_versions(pipeline, rebuilt_at=at(13))
+    assert [(reason, definition) for _, reason, definition in told] == [
+        ("initial", digests[at(1)]),
+        ("late_data", digests[at(3)]),
+        ("finalized", digests[at(12)]),
+        ("definition_change", digests[at(13)]),
+    ]
     # And the commit of the code each run ran: this checkout's (none where it is not a repository).
     assert {row["code_commit"] for row in revisions} == {os.environ.get("LATE_DATA_CODE_COMMIT")}
     assert version.detail["code_commit"] == os.environ.get("LATE_DATA_CODE_COMMIT")
@@ -198,6 +232,13 @@ def test_a_changed_definition_is_refused_until_a_staged_apply_publishes_it(
     settings = select_pipelines(pipeline.project, ["water_level_window_means"])
     rollback(pipeline.project, settings, at(12), None, None, at(14.5))
     assert finality(at(14.6)) == [("bridge", True), ("harbour", True)]
+    # why, after it: the versions the rollback kept (the versions table back to the loads of the
+    # runs at 08:01 and 08:03), each recomputed from its deliveries.
+    assert [reason for _, reason, _ in why_versions(pipeline, rebuilt_at=at(1))] == [
+        "initial",
+        "late_data",
+        "finalized",
+    ]
     with pytest.raises(DbtInvocationError, match=r"changed since its tables were built \(late_windows\)"):
         pipeline.run(at(15))
     pipeline.project.use_vars(TEST_VARS)
