@@ -47,15 +47,12 @@ def recorded(pipeline: Pipeline) -> list[tuple[str, dict[str, object]]]:
     return [(row["run_kind"], json.loads(row["definition"])) for row in rows]
 
 
-def why_versions(pipeline: Pipeline, rebuilt_at: datetime) -> list[tuple[datetime, str, str]]:
+def why_versions(pipeline: Pipeline) -> list[tuple[datetime, str, str]]:
     """(run time, reason, definition) of each version `late-data why` lists for harbour's window at
-    08:00, after checking each one from the last rebuild of the versions table on (`rebuilt_at`),
-    read as of its own run, against the reading count and mean of the deliveries why marks counted
-    then. Before it, a delivery's loaded_at is the rebuild's run (docs/reading-the-numbers.md)."""
+    08:00, after checking each one, read as of its own run, against the reading count and mean of
+    the deliveries why marks counted then."""
     story = window_story(pipeline.project, "water_level_window_means", "harbour", at(0))
     for version in story.published:
-        if version["valid_from"] < rebuilt_at:
-            continue
         then = window_story(pipeline.project, "water_level_window_means", "harbour", at(0), version["valid_from"])
         assert then.published[-1] == version
         values = [
@@ -196,8 +193,9 @@ def test_a_changed_definition_is_refused_until_a_staged_apply_publishes_it(
     ]
     assert all(row["definition_id"] == digests[row["valid_from"]] for row in revisions)
     # `late-data why` tells harbour's window the same way, each version with its definition, and
-    # the rebuild's version recomputed from the deliveries why counts for it.
-    told = why_versions(pipeline, rebuilt_at=at(13))
+    # each version read as of its own run recomputed from the deliveries why counts for it: those
+    # before the apply from the versions table as it stood then (the apply loaded every one again).
+    told = why_versions(pipeline)
     assert [(reason, definition) for _, reason, definition in told] == [
         ("initial", digests[at(1)]),
         ("late_data", digests[at(3)]),
@@ -234,7 +232,7 @@ def test_a_changed_definition_is_refused_until_a_staged_apply_publishes_it(
     assert finality(at(14.6)) == [("bridge", True), ("harbour", True)]
     # why, after it: the versions the rollback kept (the versions table back to the loads of the
     # runs at 08:01 and 08:03), each recomputed from its deliveries.
-    assert [reason for _, reason, _ in why_versions(pipeline, rebuilt_at=at(1))] == [
+    assert [reason for _, reason, _ in why_versions(pipeline)] == [
         "initial",
         "late_data",
         "finalized",

@@ -27,9 +27,10 @@
     {%- set at = late_data.timestamp_literal(late_data.parse_time(as_of, 'as_of')) if as_of else 'current_timestamp()' -%}
     {%- set start = late_data.timestamp_literal(late_data.parse_time(window_start, 'window_start')) -%}
     {%- set final_column = 'version_final_at' if pipeline.source_column else 'final_at' %}
+    {%- set versions = late_data._why_versions_read(pipeline, at if as_of else none) %}
     with
 
-    {{ late_data.why_deliveries(pipeline, series, start, at, final_column) }},
+    {{ late_data.why_deliveries(pipeline, versions, series, start, at, final_column) }},
 
     {{ late_data.why_published(pipeline, history, series, start, at) }}
 
@@ -37,15 +38,39 @@
 {%- endmacro %}
 
 
-{% macro why_deliveries(pipeline, series, start, at, final_column) %}
+{% macro _why_versions_read(pipeline, at) %}
+    {#- Private to late_data.why: where it reads a window's deliveries as of `at` (a SQL timestamp;
+        none: now). The versions table; but as of a moment before the table was last rebuilt (a
+        --full-refresh or a published apply that no rollback undid), which loads every delivery
+        again in its own run, the table as it stood after the last run at or before `at` (time
+        travel to the moment the audit recorded that run), so each delivery keeps the run that
+        first loaded it and the values the definition of then selected. -#}
+    {%- set versions = late_data.pipeline_relation(pipeline, 'versions') -%}
+    {%- if at is none -%}{{ return(versions | string) }}{%- endif -%}
+    {%- set moments -%}
+        select
+            max(if(run_time <= {{ at }}, recorded_at, null)) as read_at,
+            max(if(run_kind = 'full_refresh', recorded_at, null)) as rebuilt_at
+        from {{ late_data.run_audit_relation() }}
+        where model = {{ late_data.sql_string(versions.identifier) }} and outcome = 'success'
+            and run_kind in ('scheduled', 'reconcile', 'full_refresh')
+    {%- endset -%}
+    {%- set read_at, rebuilt_at = run_query(moments).rows[0] -%}
+    {%- if read_at is none or rebuilt_at is none or rebuilt_at <= read_at -%}{{ return(versions | string) }}{%- endif -%}
+    {{- return(versions ~ " timestamp as of timestamp'" ~ read_at.strftime('%Y-%m-%d %H:%M:%S.%f') ~ "'") -}}
+{% endmacro %}
+
+
+{% macro why_deliveries(pipeline, versions, series, start, at, final_column) %}
     {#- The CTEs of late_data.why's deliveries (the last, `delivered`, not followed by a comma): the
-        versions of `series` with an event time in the window starting at `start` (a SQL timestamp),
-        windowed and chained by the package's own rules, each with its delivery_status as of `at`
-        and the ingested_at of the version it corrects. -#}
+        versions of `series` (read from `versions`: late_data._why_versions_read) with an event
+        time in the window starting at `start` (a SQL timestamp), windowed and chained by the
+        package's own rules, each with its delivery_status as of `at` and the ingested_at of the
+        version it corrects. -#}
     deliveries as (
 
         select *
-        from {{ late_data.pipeline_relation(pipeline, 'versions') }}
+        from {{ versions }}
         where {{ late_data.text_key(pipeline.series_key) }} = {{ late_data.sql_string(series) }}
             and event_time >= {{ late_data.add_seconds(start, -pipeline.window_size) }}
             and event_time < {{ late_data.add_seconds(start, pipeline.window_size) }}

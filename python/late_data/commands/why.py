@@ -15,6 +15,8 @@ from late_data.runtime.settings import SetupError
 from late_data.runtime.sql_text import as_moment, sql_string
 from late_data.runtime.timeutil import format_timestamp
 
+EXPIRED_VERSION = ("Cannot find a snapshot older than", "before the earliest version available")
+
 
 class UnknownWindow(SetupError):
     """The window, series or moment asked for is not there: said in one line (exit 2)."""
@@ -88,7 +90,17 @@ def window_story(
         arguments.append(sql_string(format_timestamp(at)))
     invocation = project.invoke(["compile", "--inline", "{{ late_data.why(" + ", ".join(arguments) + ") }}"])
     (result,) = invocation.result.results
-    rows = project.query(result.node.compiled_code)
+    try:
+        rows = project.query(result.node.compiled_code)
+    except Exception as error:
+        # As of a moment before a rebuild, why reads the versions table as it stood then (time
+        # travel): a version maintenance expired is said in one line (Iceberg's words, Delta's).
+        if at is not None and any(words in str(error) for words in EXPIRED_VERSION):
+            raise UnknownWindow(
+                f"why: {pipeline} as of {format_timestamp(at)}: its versions table as it stood then, before the"
+                " rebuild since, is no longer kept (late_data.maintain_tables keeps keep_hours of table versions)"
+            ) from None
+        raise
     for row in rows:
         for column in ("valid_from", "event_time", "ingested_at", "loaded_at", "replaced_ingested_at", "window_start"):
             row[column] = as_moment(row[column])
