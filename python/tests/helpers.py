@@ -4,6 +4,7 @@ discourages importing from a conftest, and the fault driver (a process of its ow
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 from pyspark.sql import DataFrame
 
+from late_data.commands.why import window_story
 from late_data.oracles.demo_pipelines import WINDOW_MEANS_COLUMNS, WindowSettings
 from late_data.project.audit import history_as_of
 from late_data.project.generator import PageScenario, Scenario
@@ -169,3 +171,26 @@ class Pipeline:
             run_time,
             WINDOW_MEANS_COLUMNS,
         )
+
+
+def why_versions(
+    project: DbtProject, series: str, window_start: datetime, model: str = "water_level_window_means"
+) -> list[tuple[datetime, str, str]]:
+    """(run time, reason, definition) of each version `late-data why` lists for a window of the
+    means pipeline, after checking each one, read as of its own run, against the reading count and
+    mean of the deliveries why marks counted then."""
+    story = window_story(project, model, series, window_start)
+    for version in story.published:
+        then = window_story(project, model, series, window_start, version["valid_from"])
+        assert then.published[-1] == version
+        values = [
+            next(iter(json.loads(str(row["measures"])).values()))
+            for row in then.deliveries
+            if row["delivery_status"] == "counted"
+        ]
+        measures = json.loads(str(version["measures"]))
+        assert (len(values), round(sum(values) / len(values), 9)) == (
+            measures["reading_count"],
+            round(measures["mean_value"], 9),
+        ), (version, then.deliveries)
+    return [(row["valid_from"], row["revision_reason"], row["definition_id"]) for row in story.published]

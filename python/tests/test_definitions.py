@@ -13,7 +13,6 @@ import pytest
 
 from late_data.commands.check import check_pipeline
 from late_data.commands.plan import plan_definitions, plan_lines
-from late_data.commands.why import window_story
 from late_data.project.audit import history_as_of
 from late_data.project.pipelines import select_pipelines
 from late_data.project.raw_tables import Reading, append_readings
@@ -26,7 +25,7 @@ from late_data.runtime.dbt_errors import DbtInvocationError
 from late_data.runtime.dbt_project import DbtProject
 from late_data.runtime.timeutil import format_timestamp
 from late_data.tables import versions as table_versions
-from tests.helpers import TEST_VARS, Pipeline, clock
+from tests.helpers import TEST_VARS, Pipeline, clock, why_versions
 
 T0 = datetime(2026, 3, 3, 8, 0, 0)
 at = clock(T0)
@@ -45,27 +44,6 @@ def recorded(pipeline: Pipeline) -> list[tuple[str, dict[str, object]]]:
         " where model = 'water_level_window_means' and outcome = 'success' order by recorded_at"
     ).collect()
     return [(row["run_kind"], json.loads(row["definition"])) for row in rows]
-
-
-def why_versions(pipeline: Pipeline) -> list[tuple[datetime, str, str]]:
-    """(run time, reason, definition) of each version `late-data why` lists for harbour's window at
-    08:00, after checking each one, read as of its own run, against the reading count and mean of
-    the deliveries why marks counted then."""
-    story = window_story(pipeline.project, "water_level_window_means", "harbour", at(0))
-    for version in story.published:
-        then = window_story(pipeline.project, "water_level_window_means", "harbour", at(0), version["valid_from"])
-        assert then.published[-1] == version
-        values = [
-            next(iter(json.loads(str(row["measures"])).values()))
-            for row in then.deliveries
-            if row["delivery_status"] == "counted"
-        ]
-        measures = json.loads(str(version["measures"]))
-        assert (len(values), round(sum(values) / len(values), 9)) == (
-            measures["reading_count"],
-            round(measures["mean_value"], 9),
-        ), version
-    return [(row["valid_from"], row["revision_reason"], row["definition_id"]) for row in story.published]
 
 
 def result_rows(pipeline: Pipeline, table: str | None = None) -> list[tuple[object, ...]]:
@@ -195,7 +173,7 @@ def test_a_changed_definition_is_refused_until_a_staged_apply_publishes_it(
     # `late-data why` tells harbour's window the same way, each version with its definition, and
     # each version read as of its own run recomputed from the deliveries why counts for it: those
     # before the apply from the versions table as it stood then (the apply loaded every one again).
-    told = why_versions(pipeline)
+    told = why_versions(pipeline.project, "harbour", at(0))
     assert [(reason, definition) for _, reason, definition in told] == [
         ("initial", digests[at(1)]),
         ("late_data", digests[at(3)]),
@@ -232,7 +210,7 @@ def test_a_changed_definition_is_refused_until_a_staged_apply_publishes_it(
     assert finality(at(14.6)) == [("bridge", True), ("harbour", True)]
     # why, after it: the versions the rollback kept (the versions table back to the loads of the
     # runs at 08:01 and 08:03), each recomputed from its deliveries.
-    assert [reason for _, reason, _ in why_versions(pipeline)] == [
+    assert [reason for _, reason, _ in why_versions(pipeline.project, "harbour", at(0))] == [
         "initial",
         "late_data",
         "finalized",

@@ -27,7 +27,7 @@ from late_data.publishing.stage import pipeline_tables, stage_backfill
 from late_data.running.scheduler import run_simulated
 from late_data.runtime.dbt_errors import DbtInvocationError
 from late_data.tables import versions as table_versions
-from tests.helpers import Pipeline, clock
+from tests.helpers import Pipeline, clock, why_versions
 
 T0 = datetime(2026, 3, 3, 8, 0, 0)
 at = clock(T0)
@@ -116,6 +116,13 @@ def test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_
     read = next(line for line in lines if "water_level_window_means version as of" in line).split("select * from ")[1]
     assert result(pipeline, read) == after_publish
     assert published.tables == versions_now(pipeline)
+    # late-data why: the backfill's version, which counted a too-late row on purpose, recomputes
+    # from the deliveries why counts as the backfill judged them; those before it as their runs did.
+    assert [reason for _, reason, _ in why_versions(project.project, "harbour", at(0))] == [
+        "initial",
+        "late_data",
+        "backfill",
+    ]
     # The audit records what was published, when, and its manifest.
     audit = f"{project.project.target_schema()}.late_data_run_audit"
     recorded = project.spark.sql(f"select model, plan from {audit} where run_kind = 'publish'").collect()
@@ -131,6 +138,7 @@ def test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_
     assert result(pipeline) == before
     assert mismatched(pipeline) == 0
     assert history(pipeline, at(12)) == history_at_12
+    assert [reason for _, reason, _ in why_versions(project.project, "harbour", at(0))] == ["initial", "late_data"]
     # Every audit row of the undone run is marked, the history's and the listing's included (they
     # are recorded under the snapshot's and the listing's names), and so is the published backfill.
     schema = project.project.target_schema()
@@ -180,6 +188,7 @@ def test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_
     # A rollback is rolled back: to the published backfill's version by name.
     rollback(project.project, settings, None, version.name, None, at(22.5))
     assert result(pipeline) == after_publish
+    assert why_versions(project.project, "harbour", at(0))[-1][1] == "backfill"
     # The scheduled runs' oracle leaves too-late rows out: the backfill counted one on purpose.
     assert mismatched(pipeline) == 1
     # No command reports success on nothing: the same rollback again.

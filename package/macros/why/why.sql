@@ -28,11 +28,15 @@
     {%- set start = late_data.timestamp_literal(late_data.parse_time(window_start, 'window_start')) -%}
     {%- set final_column = 'version_final_at' if pipeline.source_column else 'final_at' %}
     {%- set versions = late_data._why_versions_read(pipeline, at if as_of else none) %}
+    {#- A window's deliveries are judged as the run that published its last version judged them:
+        at the earlier of `at` and the window's final moment, but a backfill that included
+        too-late rows (late_data.backfill) judged every one at its own run time. -#}
+    {%- set judged_at = 'greatest(least(' ~ at ~ ', ' ~ final_column ~ '), coalesce(' ~ late_data._why_too_late_backfill(model_name) ~ ", timestamp'1970-01-01 00:00:00'))" %}
     with
 
-    {{ late_data.why_deliveries(pipeline, versions, series, start, at, final_column) }},
+    {{ late_data.why_published(pipeline, history, series, start, at) }},
 
-    {{ late_data.why_published(pipeline, history, series, start, at) }}
+    {{ late_data.why_deliveries(pipeline, versions, series, start, at, judged_at, final_column) }}
 
     {{ late_data.why_rows(pipeline, series) }}
 {%- endmacro %}
@@ -61,12 +65,37 @@
 {% endmacro %}
 
 
-{% macro why_deliveries(pipeline, versions, series, start, at, final_column) %}
+{% macro _why_too_late_backfill(model_name) %}
+    {#- Private to late_data.why: SQL of the run time of the window's last published version (CTE
+        published) when a backfill that included too-late rows published it (the named versions'
+        registry says so), else null. -#}
+    {%- set registry = api.Relation.create(schema=target.schema, identifier='late_data_named_versions', type='table') -%}
+    {%- if not run_query('show tables in ' ~ target.schema ~ " like 'late_data_named_versions'").rows -%}
+        {{- return('cast(null as timestamp)') -}}
+    {%- endif -%}
+    {%- set backfills -%}
+        select distinct run_time from {{ registry }}
+        where kind = 'backfill' and get_json_object(detail, '$.include_too_late') = 'true'
+            and array_contains(pipelines, {{ late_data.sql_string(model_name) }})
+    {%- endset -%}
+    {%- set literals = [] -%}
+    {%- for run_time in run_query(backfills).columns[0].values() -%}
+        {%- do literals.append("timestamp'" ~ run_time.strftime('%Y-%m-%d %H:%M:%S.%f') ~ "'") -%}
+    {%- endfor -%}
+    {%- if not literals -%}{{ return('cast(null as timestamp)') }}{%- endif -%}
+    {{- return(
+        '(select max(valid_from) from published where valid_from in (' ~ literals | join(', ') ~ ')'
+        ~ ' and version_number = (select max(version_number) from published))'
+    ) -}}
+{% endmacro %}
+
+
+{% macro why_deliveries(pipeline, versions, series, start, at, judged_at, final_column) %}
     {#- The CTEs of late_data.why's deliveries (the last, `delivered`, not followed by a comma): the
         versions of `series` (read from `versions`: late_data._why_versions_read) with an event
         time in the window starting at `start` (a SQL timestamp), windowed and chained by the
-        package's own rules, each with its delivery_status as of `at` and the ingested_at of the
-        version it corrects. -#}
+        package's own rules, each with its delivery_status as of `at` (counted as of `judged_at`,
+        SQL of each delivery's columns) and the ingested_at of the version it corrects. -#}
     deliveries as (
 
         select *
@@ -88,7 +117,7 @@
 
         select
             *,
-            {{ late_data.counts_as_of('least(' ~ at ~ ', ' ~ final_column ~ ')') }} as counts
+            {{ late_data.counts_as_of(judged_at) }} as counts
         from ({{ late_data.chained_versions(
             '(select * from windowed_deliveries where quarantine_reason is null and loaded_at <= ' ~ at ~ ')',
             pipeline, none, final_column) }}) as chained_versions
