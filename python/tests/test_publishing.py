@@ -16,6 +16,7 @@ import pytest
 
 from late_data.arguments import build_parser
 from late_data.commands.check import check_pipeline
+from late_data.commands.why import window_story
 from late_data.project.audit import audit_model, history_as_of, resume_point
 from late_data.project.pipelines import Pipeline as PipelineSettings
 from late_data.project.pipelines import select_pipelines
@@ -123,6 +124,13 @@ def test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_
         "late_data",
         "backfill",
     ]
+    told = window_story(project.project, "water_level_window_means", "harbour", at(0))
+    assert [(row["made_by"], row["restored_by"]) for row in told.published] == [
+        (None, None),
+        (None, None),
+        (version.name, None),
+    ]
+    assert told.lines()[4].endswith(f", made by {version.name}")
     # The audit records what was published, when, and its manifest.
     audit = f"{project.project.target_schema()}.late_data_run_audit"
     recorded = project.spark.sql(f"select model, plan from {audit} where run_kind = 'publish'").collect()
@@ -139,6 +147,9 @@ def test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_
     assert mismatched(pipeline) == 0
     assert history(pipeline, at(12)) == history_at_12
     assert [reason for _, reason, _ in why_versions(project.project, "harbour", at(0))] == ["initial", "late_data"]
+    # The rollback returned the tables to the run at 08:20, when 08:12's version was the window's.
+    told = window_story(project.project, "water_level_window_means", "harbour", at(0))
+    assert [row["restored_by"] for row in told.published] == [None, undone.name]
     # Every audit row of the undone run is marked, the history's and the listing's included (they
     # are recorded under the snapshot's and the listing's names), and so is the published backfill.
     schema = project.project.target_schema()
@@ -189,6 +200,8 @@ def test_a_staged_backfill_is_invisible_until_published_and_a_rollback_restores_
     rollback(project.project, settings, None, version.name, None, at(22.5))
     assert result(pipeline) == after_publish
     assert why_versions(project.project, "harbour", at(0))[-1][1] == "backfill"
+    told = window_story(project.project, "water_level_window_means", "harbour", at(0))
+    assert [row["restored_by"] for row in told.published] == [None, undone.name, "rollback_20260303_r2"]
     # The scheduled runs' oracle leaves too-late rows out: the backfill counted one on purpose.
     assert mismatched(pipeline) == 1
     # No command reports success on nothing: the same rollback again.

@@ -5,7 +5,8 @@
         several key columns, their values joined by '|'), starting at `window_start`, as it stood
         at `as_of` (default: now). One row per published version (kind 'published': version_number,
         its measures as JSON, is_final, valid_from (the run that published it), revision_reason,
-        definition_id, code_commit) and one per delivery of an event in the window (kind
+        definition_id, code_commit, made_by (the staged backfill or apply that published it) and
+        restored_by (the rollbacks that returned it)) and one per delivery of an event in the window (kind
         'delivery': event_key, event_time, ingested_at, loaded_at (the run that loaded it),
         seconds_late (ingested_at - event_time), its measure columns as JSON, quarantine_reason,
         replaced_ingested_at (the version it corrects) and delivery_status: counted, superseded (a
@@ -31,10 +32,12 @@
     {#- A window's deliveries are judged as the run that published its last version judged them:
         at the earlier of `at` and the window's final moment, but a backfill that included
         too-late rows (late_data.backfill) judged every one at its own run time. -#}
-    {%- set judged_at = 'greatest(least(' ~ at ~ ', ' ~ final_column ~ '), coalesce(' ~ late_data._why_too_late_backfill(model_name) ~ ", timestamp'1970-01-01 00:00:00'))" %}
+    {%- set registry = api.Relation.create(schema=target.schema, identifier='late_data_named_versions', type='table') -%}
+    {%- set registry = registry if run_query('show tables in ' ~ target.schema ~ " like 'late_data_named_versions'").rows else none -%}
+    {%- set judged_at = 'greatest(least(' ~ at ~ ', ' ~ final_column ~ '), coalesce(' ~ late_data._why_too_late_backfill(model_name, registry) ~ ", timestamp'1970-01-01 00:00:00'))" %}
     with
 
-    {{ late_data.why_published(pipeline, history, series, start, at) }},
+    {{ late_data.why_published(pipeline, history, registry, series, start, at) }},
 
     {{ late_data.why_deliveries(pipeline, versions, series, start, at, judged_at, final_column) }}
 
@@ -65,14 +68,11 @@
 {% endmacro %}
 
 
-{% macro _why_too_late_backfill(model_name) %}
+{% macro _why_too_late_backfill(model_name, registry) %}
     {#- Private to late_data.why: SQL of the run time of the window's last published version (CTE
         published) when a backfill that included too-late rows published it (the named versions'
-        registry says so), else null. -#}
-    {%- set registry = api.Relation.create(schema=target.schema, identifier='late_data_named_versions', type='table') -%}
-    {%- if not run_query('show tables in ' ~ target.schema ~ " like 'late_data_named_versions'").rows -%}
-        {{- return('cast(null as timestamp)') -}}
-    {%- endif -%}
+        registry, none when there is none yet, says so), else null. -#}
+    {%- if registry is none -%}{{ return('cast(null as timestamp)') }}{%- endif -%}
     {%- set backfills -%}
         select distinct run_time from {{ registry }}
         where kind = 'backfill' and get_json_object(detail, '$.include_too_late') = 'true'
@@ -166,6 +166,8 @@
         revision_reason,
         definition_id,
         code_commit,
+        made_by,
+        restored_by,
         cast(null as string) as event_key,
         cast(null as timestamp) as event_time,
         cast(null as timestamp) as ingested_at,
@@ -191,6 +193,8 @@
         cast(null as string) as revision_reason,
         cast(null as string) as definition_id,
         cast(null as string) as code_commit,
+        cast(null as string) as made_by,
+        cast(null as string) as restored_by,
         {{ late_data.text_key(pipeline.event_key) }} as event_key,
         event_time,
         ingested_at,
@@ -204,11 +208,11 @@
 
 
 
-{% macro why_published(pipeline, history, series, start, at) %}
-    {#- The CTEs window_history and published of late_data.why: each version of the window (of
-        `series`, starting at `start`) the history holds, published at or before `at`, numbered,
-        with its measures as JSON and the reason and definition of late_data.window_revisions,
-        which reads that window's versions only (a history of a day of runs is not scanned). -#}
+{% macro why_published(pipeline, history, registry, series, start, at) %}
+    {#- The CTEs of late_data.why's published versions (the last, `published`, not followed by a
+        comma): each version of the window the history holds, published at or before `at`, with
+        its measures as JSON, the reason and definition of late_data.window_revisions (which reads
+        that window's versions only), made_by and restored_by (late_data._why_named_versions). -#}
     window_history as (
 
         select *
@@ -219,7 +223,7 @@
 
     ),
 
-    published as (
+    published_versions as (
 
         select
             history.window_start,
@@ -238,5 +242,73 @@
         inner join ({{ late_data.window_revisions('window_history', pipeline) }}) as revisions
             on history.dbt_valid_from = revisions.valid_from
 
+    ),
+
+    {%- if registry is not none %}
+    {{ late_data._why_named_versions(pipeline, registry, at) }}
+    {%- endif %}
+
+    published as (
+
+        select
+            versions.*,
+            {%- if registry is not none %}
+            made.made_by,
+            restored.restored_by
+            {%- else %}
+            cast(null as string) as made_by,
+            cast(null as string) as restored_by
+            {%- endif %}
+        from published_versions as versions
+        {%- if registry is not none %}
+        left join made_by_versions as made on made.run_time = versions.valid_from
+        left join restored_by_versions as restored on restored.valid_from = versions.valid_from
+        {%- endif %}
+
     )
+{%- endmacro %}
+
+
+{% macro _why_named_versions(pipeline, registry, at) %}
+    {#- Private to late_data.why_published: the CTEs (each followed by a comma) of the pipeline's
+        named versions in the `registry` (each name's last row; published, or a rollback done),
+        the staged backfills and applies by the run time they published at (made_by_versions),
+        and the rollbacks to a run at or before `at` by the window's version they returned
+        (restored_by_versions, over CTE published_versions). -#}
+    named_versions as (
+
+        select name, kind, run_time
+        from (
+            select *, row_number() over (partition by name order by recorded_at desc) as newest
+            from {{ registry }}
+        )
+        where newest = 1 and status in ('published', 'rolled_back')
+            and array_contains(pipelines, {{ late_data.sql_string(pipeline.name) }})
+
+    ),
+
+    made_by_versions as (
+
+        select run_time, concat_ws(', ', sort_array(collect_list(name))) as made_by
+        from named_versions
+        where kind in ('backfill', 'apply')
+        group by run_time
+
+    ),
+
+    restored_by_versions as (
+
+        select spans.valid_from, concat_ws(', ', sort_array(collect_list(named.name))) as restored_by
+        from (
+            select valid_from, lead(valid_from) over (order by version_number) as next_valid_from
+            from published_versions
+        ) as spans
+        inner join named_versions as named
+            on named.kind = 'rollback'
+            and named.run_time >= spans.valid_from
+            and named.run_time <= {{ at }}
+            and (spans.next_valid_from is null or named.run_time < spans.next_valid_from)
+        group by spans.valid_from
+
+    ),
 {%- endmacro %}

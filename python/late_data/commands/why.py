@@ -45,6 +45,8 @@ class Story:
                 f"  v{row['version_number']} at {_moment(row['valid_from'])}: {row['measures']}"
                 f" {'final' if row['is_final'] else 'provisional'}, {row['revision_reason']}"
                 f" (definition {row['definition_id'] or '-'}, code {row['code_commit'] or '-'})"
+                + (f", made by {row['made_by']}" if row["made_by"] else "")
+                + (f", restored by {row['restored_by']}" if row["restored_by"] else "")
             )
         lines.append("deliveries (event, event time, ingested at, loaded by the run at, seconds late: values, status):")
         for row in self.deliveries:
