@@ -13,7 +13,7 @@ import pytest
 from late_data.commands.why import UnknownWindow, window_story
 from late_data.project.raw_tables import Reading, append_readings
 from late_data.runtime.dbt_project import DbtProject
-from tests.helpers import Pipeline, clock
+from tests.helpers import Pipeline, clock, why_versions
 
 T0 = datetime(2026, 3, 2, 8, 0, 0)
 at = clock(T0)
@@ -36,8 +36,10 @@ def test_why_lists_each_version_and_the_deliveries_that_recompute_it(pipeline: P
         append_readings(pipeline.spark, pipeline.raw_table, list(readings))
 
     deliver(Reading("a", "harbour", at(0.1), 1.0, at(0.2)), Reading("b", "harbour", at(0.3), 2.0, at(0.4)))
+    deliver(Reading("h", "quay", at(0.2), 3.0, at(0.3)), Reading("g", "quay", at(0.8), 7.0, at(0.9)))
     pipeline.run(at(2))
     deliver(Reading("c", "harbour", at(0.5), 6.0, at(3)))  # late, in time
+    deliver(Reading("g", "quay", at(1.5), 7.0, at(3)))  # g corrected into 08:01's window
     pipeline.run(at(4))
     # A correction of b stamped before the run at 08:04 but written after it (the next run loads it:
     # write_delay_seconds), and one of a.
@@ -79,6 +81,11 @@ def test_why_lists_each_version_and_the_deliveries_that_recompute_it(pipeline: P
         f" last change at {at(12).isoformat(sep=' ')}: finalized"
     )
     assert json.loads(story.json_rows())[0]["kind"] == "published"
+    # quay's 08:00 window lost g to a correction that moved it to 08:01: g's first version is
+    # superseded there by the version in the other window, and every version recomputes.
+    assert [reason for _, reason, _ in why_versions(project, "quay", at(0))] == ["initial", "correction", "finalized"]
+    moved = {row["event_key"]: row["delivery_status"] for row in window_story(project, MEANS, "quay", at(0)).deliveries}
+    assert moved == {"h": "counted", "g": "superseded"}
     with pytest.raises(UnknownWindow, match="has no series 'nowhere'"):
         window_story(project, MEANS, "nowhere", at(0))
     with pytest.raises(UnknownWindow, match="no window of harbour starting 2026-03-02 07:00:00"):

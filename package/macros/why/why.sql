@@ -92,11 +92,13 @@
 
 {% macro why_deliveries(pipeline, versions, series, start, at, judged_at, final_column) %}
     {#- The CTEs of late_data.why's deliveries (the last, `delivered`, not followed by a comma): the
-        versions of `series` (read from `versions`: late_data._why_versions_read) with an event
-        time in the window starting at `start` (a SQL timestamp), windowed and chained by the
-        package's own rules, each with its delivery_status as of `at` (counted as of `judged_at`,
-        SQL of each delivery's columns) and the ingested_at of the version it corrects. -#}
-    deliveries as (
+        versions of `series` (read from `versions`: late_data._why_versions_read) in the window
+        starting at `start` (a SQL timestamp), each with its delivery_status as of `at` (counted
+        as of `judged_at`, SQL of each delivery's columns) and the ingested_at of the version it
+        corrects. Chained by the package's own rules over every version of their events, so a
+        correction that moved an event to another window or series (or a dimension change that
+        did) supersedes the version here. -#}
+    window_versions as (
 
         select *
         from {{ versions }}
@@ -106,10 +108,25 @@
 
     ),
 
-    windowed_deliveries as (
+    versions_of_events as (
 
-        select * from ({{ late_data.windowed('deliveries', pipeline) }}) as windowed
-        where window_start = {{ start }}
+        -- A later version of an event arrived after its first: the events' versions from then on.
+        select
+            events.*,
+            lag(events.ingested_at) over (
+                partition by {{ late_data.text_key(pipeline.event_key, 'events') }}
+                order by events.ingested_at, events.event_time
+            ) as replaced_ingested_at
+        from {{ versions }} as events
+        left semi join window_versions
+            on {% for column in pipeline.event_key %}events.{{ column }} <=> window_versions.{{ column }}{{ ' and ' if not loop.last }}{% endfor %}
+        where events.ingested_at >= (select min(ingested_at) from window_versions)
+
+    ),
+
+    windowed_events as (
+
+        select * from ({{ late_data.windowed('versions_of_events', pipeline) }}) as windowed
 
     ),
 
@@ -119,7 +136,7 @@
             *,
             {{ late_data.counts_as_of(judged_at) }} as counts
         from ({{ late_data.chained_versions(
-            '(select * from windowed_deliveries where quarantine_reason is null and loaded_at <= ' ~ at ~ ')',
+            '(select * from windowed_events where quarantine_reason is null and loaded_at <= ' ~ at ~ ')',
             pipeline, none, final_column) }}) as chained_versions
 
     ),
@@ -128,10 +145,6 @@
 
         select
             windowed.*,
-            lag(windowed.ingested_at) over (
-                partition by {{ late_data.text_key(pipeline.event_key, 'windowed') }}
-                order by windowed.ingested_at, windowed.event_time
-            ) as replaced_ingested_at,
             case
                 when windowed.quarantine_reason is not null then 'quarantined'
                 when windowed.loaded_at > {{ at }} then 'not_yet'
@@ -139,14 +152,17 @@
                 when windowed.ingested_at > windowed.{{ final_column }} then 'too_late'
                 else 'superseded'
             end as delivery_status
-        from windowed_deliveries as windowed
+        from windowed_events as windowed
         left join chained
             on {{ late_data.text_key(pipeline.event_key, 'windowed') }} = {{ late_data.text_key(pipeline.event_key, 'chained') }}
+            and windowed.window_start <=> chained.window_start
             and windowed.ingested_at <=> chained.ingested_at
             and windowed.event_time <=> chained.event_time
             {%- for column in pipeline.input_columns %}
             and windowed.{{ column }} <=> chained.{{ column }}
             {%- endfor %}
+        where windowed.window_start = {{ start }}
+            and {{ late_data.text_key(pipeline.series_key, 'windowed') }} = {{ late_data.sql_string(series) }}
 
     )
 {%- endmacro %}
