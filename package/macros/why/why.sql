@@ -141,30 +141,7 @@
 
     ),
 
-    delivered as (
-
-        select
-            windowed.*,
-            case
-                when windowed.quarantine_reason is not null then 'quarantined'
-                when windowed.loaded_at > {{ at }} then 'not_yet'
-                when chained.counts then 'counted'
-                when windowed.ingested_at > windowed.{{ final_column }} then 'too_late'
-                else 'superseded'
-            end as delivery_status
-        from windowed_events as windowed
-        left join chained
-            on {{ late_data.text_key(pipeline.event_key, 'windowed') }} = {{ late_data.text_key(pipeline.event_key, 'chained') }}
-            and windowed.window_start <=> chained.window_start
-            and windowed.ingested_at <=> chained.ingested_at
-            and windowed.event_time <=> chained.event_time
-            {%- for column in pipeline.input_columns %}
-            and windowed.{{ column }} <=> chained.{{ column }}
-            {%- endfor %}
-        where windowed.window_start = {{ start }}
-            and {{ late_data.text_key(pipeline.series_key, 'windowed') }} = {{ late_data.sql_string(series) }}
-
-    )
+    {{ late_data._why_delivered(pipeline, series, start, at, final_column) }}
 {%- endmacro %}
 
 
@@ -327,4 +304,35 @@
         group by spans.valid_from
 
     ),
+{%- endmacro %}
+
+
+{% macro _why_delivered(pipeline, series, start, at, final_column) %}
+    {#- Private to late_data.why_deliveries: its last CTE, `delivered`: the versions of `series` in
+        the window starting at `start` (CTE windowed_events), each with its delivery_status as of
+        `at` from its place in its event's chain (CTE chained). -#}
+    delivered as (
+
+        select
+            windowed.*,
+            case
+                when windowed.quarantine_reason is not null then 'quarantined'
+                when windowed.loaded_at > {{ at }} then 'not_yet'
+                when chained.counts then 'counted'
+                when windowed.ingested_at > windowed.{{ final_column }} then 'too_late'
+                else 'superseded'
+            end as delivery_status
+        from windowed_events as windowed
+        left join chained
+            on {{ late_data.text_key(pipeline.event_key, 'windowed') }} = {{ late_data.text_key(pipeline.event_key, 'chained') }}
+            and windowed.window_start <=> chained.window_start
+            and windowed.ingested_at <=> chained.ingested_at
+            and windowed.event_time <=> chained.event_time
+            {%- for column in pipeline.input_columns %}
+            and windowed.{{ column }} <=> chained.{{ column }}
+            {%- endfor %}
+        where windowed.window_start = {{ start }}
+            and {{ late_data.text_key(pipeline.series_key, 'windowed') }} = {{ late_data.sql_string(series) }}
+
+    )
 {%- endmacro %}
