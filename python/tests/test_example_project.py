@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from late_data import cli
+from late_data.commands.why import window_story
 from late_data.runtime.dbt_project import DbtProject
 from late_data.runtime.environment import CHECKOUT, prepare_environment
 from late_data.runtime.timeutil import format_timestamp
@@ -390,6 +391,23 @@ def revenue(spark: Any, region: str, hour: int) -> tuple[int, float]:
     return (int(row["order_count"]), float(row["revenue"])) if row else (0, 0.0)
 
 
+def why_recomputes(example: DbtProject, region: str, window_start: datetime) -> list[str]:
+    """The reasons of the versions `late-data why` lists for a revenue window, after checking each
+    one, read as of its run, against the count and sum of the orders why marks counted then."""
+    story = window_story(example, "revenue_by_region", region, window_start)
+    for version in story.published:
+        then = window_story(example, "revenue_by_region", region, window_start, version["valid_from"])
+        amounts = [
+            json.loads(str(row["measures"]))["amount"] for row in then.deliveries if row["delivery_status"] == "counted"
+        ]
+        measures = json.loads(str(version["measures"]))
+        assert (len(amounts), round(sum(amounts), 6)) == (
+            measures["order_count"],
+            round(float(measures["revenue"]), 6),
+        ), (version, then.deliveries)
+    return [str(row["revision_reason"]) for row in story.published]
+
+
 def test_revenue_by_region_follows_late_corrections_of_the_customer_dimension(
     example: DbtProject, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -421,6 +439,21 @@ def test_revenue_by_region_follows_late_corrections_of_the_customer_dimension(
         f" where window_start = timestamp'{format_timestamp(hour(60))}' and version_number = 2"
     ).collect()
     assert sorted(tuple(row) for row in reasons) == [("north", "dimension_change"), ("south", "dimension_change")]
+    # late-data why on both 01:00 windows: in the north, c2's 01:45 order is superseded by its
+    # version the change put in the south's window; each version recomputes as of its run.
+    for region in ("north", "south"):
+        assert why_recomputes(example, region, hour(60)) == ["initial", "dimension_change"]
+    moved = window_story(example, "revenue_by_region", "north", hour(60)).deliveries
+    assert {row["event_key"]: row["delivery_status"] for row in moved}["c2-1-45"] == "superseded"
+
+    # And the customers' rows that applied to the orders it counts: c2's north interval closed at
+    # 01:30 by the change, not yet as of the first run.
+    def applied(at: datetime | None = None) -> set[tuple[Any, ...]]:
+        story = window_story(example, "revenue_by_region", "north", hour(60), at)
+        return {(row["event_key"], row["valid_from"], row["valid_to"]) for row in story.dimension_rows}
+
+    assert applied() == {("c1", SHOP, None), ("c2", SHOP, hour(90))}
+    assert applied(runs[0]) == {("c1", SHOP, None), ("c2", SHOP, None)}
 
     # c3 moved to the north at 00:30: the 00:00 window has been final since 03:00 and keeps c3's
     # 00:45 order in the south (listed as too late); the later windows move c3's orders.

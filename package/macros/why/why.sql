@@ -41,7 +41,7 @@
 
     {{ late_data.why_deliveries(pipeline, versions, series, start, at, judged_at, final_column) }}
 
-    {{ late_data.why_rows(pipeline, series) }}
+    {{ late_data.why_rows(pipeline, series, start, at) }}
 {%- endmacro %}
 
 
@@ -145,9 +145,9 @@
 {%- endmacro %}
 
 
-{% macro why_rows(pipeline, series) %}
-    {#- The select of late_data.why: a row per published version (CTE published) and one per
-        delivery (CTE delivered), in the columns both kinds share. -#}
+{% macro why_rows(pipeline, series, start, at) %}
+    {#- The select of late_data.why: a row per published version, delivery and applied dimension
+        row (late_data._why_dimension_rows), in the columns the kinds share. -#}
     select
         'published' as kind,
         {{ late_data.sql_string(series) }} as series,
@@ -168,7 +168,8 @@
         cast(null as double) as seconds_late,
         cast(null as string) as quarantine_reason,
         cast(null as timestamp) as replaced_ingested_at,
-        cast(null as string) as delivery_status
+        cast(null as string) as delivery_status,
+        cast(null as string) as dimension, cast(null as timestamp) as valid_to
     from published
     union all
     select
@@ -195,8 +196,13 @@
         (unix_micros(ingested_at) - unix_micros(event_time)) / 1e6 as seconds_late,
         quarantine_reason,
         replaced_ingested_at,
-        delivery_status
+        delivery_status,
+        cast(null as string) as dimension, cast(null as timestamp) as valid_to
     from delivered
+    {%- for dimension in pipeline.dimensions %}
+    union all
+    {{ late_data._why_dimension_rows(pipeline, dimension, series, start, at) }}
+    {%- endfor %}
 {%- endmacro %}
 
 
@@ -335,4 +341,41 @@
             and {{ late_data.text_key(pipeline.series_key, 'windowed') }} = {{ late_data.sql_string(series) }}
 
     )
+{%- endmacro %}
+
+
+{% macro _why_dimension_rows(pipeline, dimension, series, start, at) %}
+    {#- Private to late_data.why_rows: a select, in its columns, of the rows of `dimension` (its
+        applied companion: the rows each run applied) that applied as of `at` to a delivery counted
+        in the window: its key, its interval (valid_from, valid_to) holding the delivery's event
+        time, the row as JSON, and the run that applied it (loaded_at). -#}
+    select distinct
+        'dimension' as kind,
+        {{ late_data.sql_string(series) }} as series,
+        {{ start }} as window_start,
+        cast(null as int) as version_number,
+        applied.row_json as measures,
+        cast(null as boolean) as is_final,
+        applied.valid_from,
+        cast(null as string) as revision_reason,
+        cast(null as string) as definition_id,
+        cast(null as string) as code_commit,
+        cast(null as string) as made_by,
+        cast(null as string) as restored_by,
+        applied.dimension_key as event_key,
+        cast(null as timestamp) as event_time,
+        cast(null as timestamp) as ingested_at,
+        applied.applied_from as loaded_at,
+        cast(null as double) as seconds_late,
+        cast(null as string) as quarantine_reason,
+        cast(null as timestamp) as replaced_ingested_at,
+        cast(null as string) as delivery_status,
+        {{ late_data.sql_string(dimension.name) }} as dimension,
+        applied.valid_to
+    from {{ late_data.applied_relation(pipeline, dimension) }} as applied
+    left semi join (select * from delivered where delivery_status = 'counted') as counted
+        on cast(counted.{{ dimension.fact_key }} as string) = applied.dimension_key
+        and counted.event_time >= applied.valid_from
+        and (applied.valid_to is null or counted.event_time < applied.valid_to)
+    where applied.applied_from <= {{ at }} and (applied.applied_to is null or applied.applied_to > {{ at }})
 {%- endmacro %}

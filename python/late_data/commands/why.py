@@ -37,6 +37,10 @@ class Story:
     def deliveries(self) -> list[dict[str, Any]]:
         return [row for row in self.rows if row["kind"] == "delivery"]
 
+    @property
+    def dimension_rows(self) -> list[dict[str, Any]]:
+        return [row for row in self.rows if row["kind"] == "dimension"]
+
     def lines(self) -> list[str]:
         head = f"why: {self.pipeline}, series {self.series}, window {format_timestamp(self.window_start)}"
         lines = [head, "published versions:"]
@@ -58,6 +62,15 @@ class Story:
             lines.append(
                 f"  {row['event_key']} {_moment(row['event_time'])} {_moment(row['ingested_at'])}"
                 f" {_moment(row['loaded_at'])} {row['seconds_late']:.0f}: {row['measures']} {status}"
+            )
+        if self.dimension_rows:
+            lines.append(
+                "dimension rows applied to them (dimension, key, valid from, valid to, applied by the run at): row"
+            )
+        for row in self.dimension_rows:
+            lines.append(
+                f"  {row['dimension']} {row['event_key']} {_moment(row['valid_from'])} {_moment(row['valid_to'])}"
+                f" {_moment(row['loaded_at'])}: {row['measures']}"
             )
         lines.append(self.summary())
         return lines
@@ -104,7 +117,10 @@ def window_story(
             ) from None
         raise
     for row in rows:
-        for column in ("valid_from", "event_time", "ingested_at", "loaded_at", "replaced_ingested_at", "window_start"):
+        for column in (
+            *("valid_from", "valid_to", "event_time", "ingested_at", "loaded_at", "replaced_ingested_at"),
+            "window_start",
+        ):
             row[column] = as_moment(row[column])
     story = Story(pipeline, series, window_start, sorted(rows, key=_order))
     if not story.rows:
@@ -122,6 +138,8 @@ def window_story(
 def _order(row: dict[str, Any]) -> tuple[Any, ...]:
     if row["kind"] == "published":
         return (0, row["version_number"])
+    if row["kind"] == "dimension":
+        return (2, row["dimension"], row["event_key"] or "", row["valid_from"] or datetime.min)
     return (1, row["ingested_at"] or datetime.min, row["event_key"] or "")
 
 
