@@ -10,10 +10,12 @@
         'delivery': event_key, event_time, ingested_at, loaded_at (the run that loaded it),
         seconds_late (ingested_at - event_time), its measure columns as JSON, quarantine_reason,
         replaced_ingested_at (the version it corrects) and delivery_status: counted, superseded (a
-        later version of its event counts instead), too_late (it arrived after the window was
-        final), quarantined, or not_yet (loaded after `as_of`'s run)). Whether a delivery counts
-        is the package's own rule (late_data.chained_versions, late_data.counts_as_of, judged at
-        the earlier of `as_of` and the window's final moment): the counted deliveries recompute the
+        later version of its event counts instead, here or in another window or series), too_late
+        (it arrived after the window was final), quarantined, or not_yet (loaded after `as_of`'s
+        run)), and one per dimension row that applied to a counted delivery (kind 'dimension').
+        Whether a delivery counts is the package's own rule (late_data.chained_versions,
+        late_data.counts_as_of, judged at the earlier of `as_of` and the window's final moment, or
+        as a backfill that included too-late rows judged it): the counted deliveries recompute the
         last published version. Fixed and sliding windows. -#}
     {%- if not execute -%}{{ return('select 1') }}{%- endif -%}
     {%- set pipeline = late_data.pipeline_named(model_name) -%}
