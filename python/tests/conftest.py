@@ -189,26 +189,32 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.write_line(costs.line(measured, mine["wall"], outcome))
 
 
+# Where a project and its profile are: exported for their process by `late-data --project-dir`,
+# `open_project(folder)` and prepare_environment (DBT_PROFILES_DIR as found: ~/.dbt for a folder
+# without profiles).
+PROJECT_SETTINGS = ("LATE_DATA_PROJECT_DIR", "DBT_PROFILES_DIR")
+
+
 @pytest.fixture(autouse=True)
 def project_dir_stays_put() -> Iterator[None]:
-    """`late-data --project-dir` and `open_project(folder)` export LATE_DATA_PROJECT_DIR for their
-    process, as a command should; in the suite's one process per worker a test that calls them in
-    process must not move the next test's project (the shared session, opened later by another
-    module, would find a folder without profiles: `Path '/root/.dbt' does not exist`)."""
-    before = os.environ.get("LATE_DATA_PROJECT_DIR")
+    """A test that calls those in process must not move the next test's project: the shared
+    session, opened later by another module, found ~/.dbt (`Path '/root/.dbt' does not exist`)."""
+    before = {name: os.environ.get(name) for name in PROJECT_SETTINGS}
     yield
-    if before is None:
-        os.environ.pop("LATE_DATA_PROJECT_DIR", None)
-    else:
-        os.environ["LATE_DATA_PROJECT_DIR"] = before
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="session")
 def late_data_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DbtProject]:
     home: Path = tmp_path_factory.mktemp("late_data_home")
     os.environ["LATE_DATA_HOME"] = str(home)
-    # The suite's project is this checkout, whatever a test before this one left in the environment.
+    # The suite's project is this checkout with its profile, whatever a test before left behind.
     os.environ["LATE_DATA_PROJECT_DIR"] = str(CHECKOUT)
+    os.environ["DBT_PROFILES_DIR"] = str(CHECKOUT / "profiles")
     os.environ.setdefault("LATE_DATA_SHUFFLE_PARTITIONS", "2")
     os.environ.setdefault("LATE_DATA_DRIVER_MEMORY", "2g")
     dbt_project = DbtProject(prepare_environment())
