@@ -192,7 +192,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
 # Where a project and its profile are: exported for their process by `late-data --project-dir`,
 # `open_project(folder)` and prepare_environment (DBT_PROFILES_DIR as found: ~/.dbt for a folder
 # without profiles).
-PROJECT_SETTINGS = ("LATE_DATA_PROJECT_DIR", "DBT_PROFILES_DIR")
+PROJECT_SETTINGS = ("LATE_DATA_PROJECT_DIR",)
 
 
 @pytest.fixture(autouse=True)

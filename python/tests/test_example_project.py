@@ -90,6 +90,7 @@ def example(project: DbtProject, tmp_path_factory: pytest.TempPathFactory) -> It
     spark.createDataFrame(on_time_readings(), READINGS).writeTo(f"{RAW_SCHEMA}.meter_readings").append()
     os.environ["LATE_DATA_SCHEMA"] = SCHEMA
     os.environ["LATE_DATA_PROJECT_DIR"] = str(EXAMPLE)
+    os.environ["DBT_PROFILES_DIR"] = str(CHECKOUT / "profiles")  # the example project has none
     example_project = DbtProject(prepare_environment(), hold_home=False)
     plain_dbt("deps")
     try:

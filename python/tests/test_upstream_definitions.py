@@ -152,6 +152,8 @@ def test_an_upstream_fix_is_refused_before_anything_is_built_and_applied_to_ever
     folder = write_upstream_project(tmp_path / "project")
     monkeypatch.setenv("LATE_DATA_SCHEMA", SCHEMA)
     monkeypatch.setenv("LATE_DATA_PROJECT_DIR", str(folder))
+    # The folder has no profiles: the checkout's, as its plain dbt commands pass them.
+    monkeypatch.setenv("DBT_PROFILES_DIR", str(CHECKOUT / "profiles"))
     upstream = DbtProject(prepare_environment(), hold_home=False)
     build = ["build", "--resource-type", "seed", "--resource-type", "model"]
     scheduled = ["build", "--select", "levels group_levels"]
