@@ -308,7 +308,7 @@ def test_init_refuses_a_profile_it_cannot_use_in_one_line_before_writing(
 
     monkeypatch.setenv("DBT_PROFILES_DIR", str(tmp_path / "profiles"))
     with pytest.raises(SetupError, match=r"--profile warehouse: no .*profiles\.yml \(set DBT_PROFILES_DIR"):
-        find_user_profile("warehouse", None)
+        find_user_profile("warehouse", None, tmp_path)
     (tmp_path / "profiles").mkdir()
     session = {"type": "spark", "method": "session", "host": "localhost", "schema": "analytics"}
     outputs = {
@@ -328,9 +328,11 @@ def test_init_refuses_a_profile_it_cannot_use_in_one_line_before_writing(
         ("ware house", None, "a dbt profile's name is letters"),
     ):
         with pytest.raises(SetupError, match=message):
-            find_user_profile(name, target)
-    assert find_user_profile("warehouse", "dev").target == "dev"
-    assert find_user_profile("warehouse", "ci").profiles_dir == (tmp_path / "profiles").resolve()  # dbt renders it
+            find_user_profile(name, target, tmp_path)
+    assert find_user_profile("warehouse", "dev", tmp_path).target == "dev"
+    assert (
+        find_user_profile("warehouse", "ci", tmp_path).profiles_dir == (tmp_path / "profiles").resolve()
+    )  # dbt renders it
     # Without --profile, --target names a shared catalog; refused before a file is written.
     folder = tmp_path / "project"
     arguments = build_parser().parse_args(["init", "--dir", str(folder), "--target", "dev"])
@@ -346,4 +348,4 @@ def test_init_refuses_a_profile_it_cannot_use_in_one_line_before_writing(
         'on-run-end: ["{{ late_data.on_run_end(results) }}"]\n'
     )
     with pytest.raises(SetupError, match=r"--profile warehouse: .* uses the profile shop"):
-        plan_project(folder, "shop", "iceberg", "../package", find_user_profile("warehouse", "dev"))
+        plan_project(folder, "shop", "iceberg", "../package", find_user_profile("warehouse", "dev", folder))

@@ -35,8 +35,8 @@
         at the earlier of `at` and the window's final moment, but a backfill that included
         too-late rows (late_data.backfill) judged every one at its own run time. -#}
     {%- set registry = api.Relation.create(schema=target.schema, identifier='late_data_named_versions', type='table') -%}
-    {%- set registry = registry if run_query('show tables in ' ~ target.schema ~ " like 'late_data_named_versions'").rows else none -%}
-    {%- set judged_at = 'greatest(least(' ~ at ~ ', ' ~ final_column ~ '), coalesce(' ~ late_data._why_too_late_backfill(model_name, registry) ~ ", timestamp'1970-01-01 00:00:00'))" %}
+    {%- set registry = registry if late_data.relation_exists(registry) else none -%}
+    {%- set judged_at = 'greatest(least(' ~ at ~ ', ' ~ final_column ~ '), coalesce(' ~ late_data._why_too_late_backfill(pipeline, registry) ~ ", timestamp'1970-01-01 00:00:00'))" %}
     with
 
     {{ late_data.why_published(pipeline, history, registry, series, start, at) }},
@@ -66,11 +66,11 @@
     {%- endset -%}
     {%- set read_at, rebuilt_at = run_query(moments).rows[0] -%}
     {%- if read_at is none or rebuilt_at is none or rebuilt_at <= read_at -%}{{ return(versions | string) }}{%- endif -%}
-    {{- return(versions ~ " timestamp as of timestamp'" ~ read_at.strftime('%Y-%m-%d %H:%M:%S.%f') ~ "'") -}}
+    {{- return(versions ~ ' timestamp as of ' ~ late_data.exact_timestamp_literal(read_at)) -}}
 {% endmacro %}
 
 
-{% macro _why_too_late_backfill(model_name, registry) %}
+{% macro _why_too_late_backfill(pipeline, registry) %}
     {#- Private to late_data.why: SQL of the run time of the window's last published version (CTE
         published) when a backfill that included too-late rows published it (the named versions'
         registry, none when there is none yet, says so), else null. -#}
@@ -78,11 +78,11 @@
     {%- set backfills -%}
         select distinct run_time from {{ registry }}
         where kind = 'backfill' and get_json_object(detail, '$.include_too_late') = 'true'
-            and array_contains(pipelines, {{ late_data.sql_string(model_name) }})
+            and array_contains(pipelines, {{ late_data.sql_string(pipeline.name) }})
     {%- endset -%}
     {%- set literals = [] -%}
     {%- for run_time in run_query(backfills).columns[0].values() -%}
-        {%- do literals.append("timestamp'" ~ run_time.strftime('%Y-%m-%d %H:%M:%S.%f') ~ "'") -%}
+        {%- do literals.append(late_data.exact_timestamp_literal(run_time)) -%}
     {%- endfor -%}
     {%- if not literals -%}{{ return('cast(null as timestamp)') }}{%- endif -%}
     {{- return(

@@ -33,7 +33,12 @@ from late_data.commands.init_files import (
 from late_data.commands.init_spec import InitPlan, PipelineSpec, SourceTable, identifier, parse_columns, parse_measure
 from late_data.runtime.class_archive import make_class_archive
 from late_data.runtime.dbt_project import DbtProject
-from late_data.runtime.environment import SHARED_CATALOG_TARGETS, ProjectEnvironment, prepare_environment
+from late_data.runtime.environment import (
+    SHARED_CATALOG_TARGETS,
+    ProjectEnvironment,
+    find_profiles_dir,
+    prepare_environment,
+)
 from late_data.runtime.settings import SetupError
 
 
@@ -139,9 +144,10 @@ class UserProfile:
     profiles_dir: Path
 
 
-def find_user_profile(name: str, target: str | None) -> UserProfile:
-    """--profile NAME (and --target) checked against the user's profiles.yml, where dbt finds it
-    (DBT_PROFILES_DIR, which `late-data --profiles-dir` sets, else ~/.dbt), before init writes
+def find_user_profile(name: str, target: str | None, directory: Path) -> UserProfile:
+    """--profile NAME (and --target) checked against the user's profiles.yml, where dbt finds it for
+    the project in `directory` (find_profiles_dir: DBT_PROFILES_DIR, which `late-data --profiles-dir`
+    sets, the project folder, else ~/.dbt), before init writes
     anything: the profile and the target exist, and the target is dbt-spark's session method (the
     late-data commands read the warehouse through a Spark session in their own process; a catalog
     behind a Spark Thrift Server or a cluster has --target thrift or cluster without --profile)."""
@@ -151,7 +157,7 @@ def find_user_profile(name: str, target: str | None) -> UserProfile:
         raise SetupError(f"--profile {name!r}: a dbt profile's name is letters, digits, _ and -")
     if target is not None and not PROFILE_NAME.fullmatch(target):
         raise SetupError(f"--target {target!r}: a dbt target's name is letters, digits, _ and -")
-    profiles_dir = Path(os.environ.get("DBT_PROFILES_DIR") or Path.home() / ".dbt").resolve()
+    profiles_dir = find_profiles_dir(directory).resolve()
     path = profiles_dir / "profiles.yml"
     if not path.is_file():
         raise SetupError(
@@ -223,7 +229,7 @@ def init_project(args: Any) -> list[str]:
     directory.mkdir(parents=True, exist_ok=True)
     name = identifier("--name", args.name or re.sub(r"\W", "_", directory.name).strip("_") or "late_data_project")
     package = args.package or str(REPOSITORY_PACKAGE)
-    profile = find_user_profile(args.profile, args.target) if args.profile is not None else None
+    profile = find_user_profile(args.profile, args.target, directory) if args.profile is not None else None
     if profile is None and args.target is not None:
         if args.target not in SHARED_CATALOG_TARGETS:
             raise SetupError(
